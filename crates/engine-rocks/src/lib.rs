@@ -1,0 +1,1 @@
+//! RocksDB engine.
