@@ -288,7 +288,10 @@ impl ValueEntryType {
     /// Object-like roots whose children are subkeys (`IsObjectType`).
     pub fn is_object(self) -> bool {
         use ValueEntryType::*;
-        matches!(self, Object | RedisTs | RedisSet | RedisSortedSet | RedisList)
+        matches!(
+            self,
+            Object | RedisTs | RedisSet | RedisSortedSet | RedisList
+        )
     }
 
     /// [`Self::is_object`] plus the list init marker (`IsCollectionType`).
@@ -342,7 +345,10 @@ mod tests {
         // false < true in both directions of the type byte space.
         assert!(K::False < K::True && K::TrueDescending < K::FalseDescending);
         assert_eq!(K::from_u8(b'R'), None);
-        assert_eq!(ValueEntryType::from_u8(b'|'), Some(ValueEntryType::PackedRowV2));
+        assert_eq!(
+            ValueEntryType::from_u8(b'|'),
+            Some(ValueEntryType::PackedRowV2)
+        );
         assert_eq!(K::from_u8(b'|'), Some(K::NullHigh));
     }
 }

@@ -57,14 +57,20 @@ mod tests {
 
     #[test]
     fn escapes_like_yugabyte() {
-        assert_eq!(format_bytes(b"foo\"\x00\x01\x02\"bar"), r#""foo\"\x00\x01\x02\"bar""#);
+        assert_eq!(
+            format_bytes(b"foo\"\x00\x01\x02\"bar"),
+            r#""foo\"\x00\x01\x02\"bar""#
+        );
         assert_eq!(format_bytes(b"a\\b\x7f "), r#""a\\b\x7f ""#);
     }
 
     #[test]
     fn parse_inverts_format() {
         let raw = b"Sfoo\x00\x01bar\x01\x00\x00\"\\~\xff";
-        assert_eq!(parse_quoted(&format_bytes(raw), '"').as_deref(), Some(&raw[..]));
+        assert_eq!(
+            parse_quoted(&format_bytes(raw), '"').as_deref(),
+            Some(&raw[..])
+        );
         assert_eq!(parse_quoted(r#""\x4"#, '"'), None);
     }
 }

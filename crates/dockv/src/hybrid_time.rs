@@ -105,9 +105,15 @@ pub struct DocHybridTime {
 
 impl DocHybridTime {
     /// The smallest value.
-    pub const MIN: DocHybridTime = DocHybridTime { ht: HybridTime::MIN, write_id: 0 };
+    pub const MIN: DocHybridTime = DocHybridTime {
+        ht: HybridTime::MIN,
+        write_id: 0,
+    };
     /// The largest value.
-    pub const MAX: DocHybridTime = DocHybridTime { ht: HybridTime::MAX, write_id: MAX_WRITE_ID };
+    pub const MAX: DocHybridTime = DocHybridTime {
+        ht: HybridTime::MAX,
+        write_id: MAX_WRITE_ID,
+    };
 
     /// A DocHybridTime.
     pub const fn new(ht: HybridTime, write_id: u32) -> Self {
@@ -116,7 +122,10 @@ impl DocHybridTime {
 
     /// The value at `micros` (logical 0) with write id 0.
     pub const fn from_micros(micros: u64) -> Self {
-        DocHybridTime { ht: HybridTime::from_micros(micros), write_id: 0 }
+        DocHybridTime {
+            ht: HybridTime::from_micros(micros),
+            write_id: 0,
+        }
     }
 
     /// Appends the descending encoding (without the `#` type byte).
@@ -144,7 +153,9 @@ impl DocHybridTime {
     pub fn decode(input: &[u8]) -> Result<(Self, &[u8])> {
         let (generation, rest) = decode_signed_descending(input)?;
         if generation != 0 {
-            return Err(corruption!("DocHybridTime: generation {generation} is not 0"));
+            return Err(corruption!(
+                "DocHybridTime: generation {generation} is not 0"
+            ));
         }
         let (physical, rest) = decode_signed_descending(rest)?;
         let (logical, rest) = decode_signed_descending(rest)?;
@@ -170,17 +181,25 @@ impl DocHybridTime {
             .checked_sub(1)
             .and_then(|w| u32::try_from(w).ok())
             .ok_or_else(|| corruption!("DocHybridTime: bad write id field {shifted_write_id}"))?;
-        Ok((DocHybridTime::new(HybridTime::new(micros, logical), write_id), rest))
+        Ok((
+            DocHybridTime::new(HybridTime::new(micros, logical), write_id),
+            rest,
+        ))
     }
 
     /// Decodes the DocHybridTime that ends `key` (`DecodeFromEnd`): its length is in the low
     /// bits of the last byte and the byte before it must be `#`. Returns the key prefix
     /// without the `#` and the time.
     pub fn decode_from_end(key: &[u8]) -> Result<(&[u8], Self)> {
-        let &last = key.last().ok_or_else(|| corruption!("empty key has no hybrid time"))?;
+        let &last = key
+            .last()
+            .ok_or_else(|| corruption!("empty key has no hybrid time"))?;
         let len = usize::from(last & 0x1F);
         if len == 0 || len + 1 > key.len() {
-            return Err(corruption!("hybrid time size {len} does not fit key of {} bytes", key.len()));
+            return Err(corruption!(
+                "hybrid time size {len} does not fit key of {} bytes",
+                key.len()
+            ));
         }
         let split = key.len() - len;
         let (prefix, encoded) = key.split_at(split);
@@ -188,11 +207,15 @@ impl DocHybridTime {
             return Err(corruption!("no room for '#' before the hybrid time"));
         };
         if tag != b'#' {
-            return Err(corruption!("expected '#' before the hybrid time, found {tag:#04x}"));
+            return Err(corruption!(
+                "expected '#' before the hybrid time, found {tag:#04x}"
+            ));
         }
         let (time, rest) = Self::decode(encoded)?;
         if !rest.is_empty() {
-            return Err(corruption!("hybrid time at the end of the key has trailing bytes"));
+            return Err(corruption!(
+                "hybrid time at the end of the key has trailing bytes"
+            ));
         }
         Ok((prefix, time))
     }
@@ -236,9 +259,18 @@ mod tests {
             key_string(HybridTime::new(1234567890123, 3456)),
             r##""#\x80\xff\x05S\x1e\x85.\xbb52\x7fL""##
         );
-        assert_eq!(key_string(HybridTime::from_micros(epoch)), r##""#\x80\x80\x80D""##);
-        assert_eq!(key_string(HybridTime::from_micros(epoch - 1)), r##""#\x80\x81\x80D""##);
-        assert_eq!(key_string(HybridTime::from_micros(epoch + 1)), r##""#\x80~\x80D""##);
+        assert_eq!(
+            key_string(HybridTime::from_micros(epoch)),
+            r##""#\x80\x80\x80D""##
+        );
+        assert_eq!(
+            key_string(HybridTime::from_micros(epoch - 1)),
+            r##""#\x80\x81\x80D""##
+        );
+        assert_eq!(
+            key_string(HybridTime::from_micros(epoch + 1)),
+            r##""#\x80~\x80D""##
+        );
         assert_eq!(
             key_string(HybridTime::from_micros(1000)),
             r##""#\x80\xff\x05T=\xf7)\xbc\x18\x80K""##
@@ -255,17 +287,33 @@ mod tests {
         assert_eq!(HybridTime(1).to_string(), "HT<initial>");
         assert_eq!(HybridTime(u64::MAX).to_string(), "HT<max>");
         let dht = |ht, w| DocHybridTime::new(ht, w).to_string();
-        assert_eq!(dht(HybridTime::from_micros(1000), 0), "HT{ physical: 1000 }");
-        assert_eq!(dht(HybridTime::from_micros(1000), 2), "HT{ physical: 1000 w: 2 }");
-        assert_eq!(dht(HybridTime::new(1000, 1), 2), "HT{ physical: 1000 logical: 1 w: 2 }");
+        assert_eq!(
+            dht(HybridTime::from_micros(1000), 0),
+            "HT{ physical: 1000 }"
+        );
+        assert_eq!(
+            dht(HybridTime::from_micros(1000), 2),
+            "HT{ physical: 1000 w: 2 }"
+        );
+        assert_eq!(
+            dht(HybridTime::new(1000, 1), 2),
+            "HT{ physical: 1000 logical: 1 w: 2 }"
+        );
         assert_eq!(dht(HybridTime::MAX, 1), "HT{ <max> w: 1 }");
         assert_eq!(dht(HybridTime::MAX, MAX_WRITE_ID), "HT{ <max> w: Max }");
     }
 
     #[test]
     fn write_id_sizes() {
-        assert_eq!(DocHybridTime::from_micros(1000).encoded().last(), Some(&0x4B));
-        let extremes = [DocHybridTime::MAX, DocHybridTime::MIN, DocHybridTime::new(HybridTime::INVALID, 7)];
+        assert_eq!(
+            DocHybridTime::from_micros(1000).encoded().last(),
+            Some(&0x4B)
+        );
+        let extremes = [
+            DocHybridTime::MAX,
+            DocHybridTime::MIN,
+            DocHybridTime::new(HybridTime::INVALID, 7),
+        ];
         for t in extremes {
             let enc = t.encoded();
             assert!(enc.len() <= MAX_ENCODED_LEN);
@@ -278,7 +326,10 @@ mod tests {
         let mut key = b"Sa\x00\x00!#".to_vec();
         let t = DocHybridTime::new(HybridTime::new(5000, 3), 9);
         t.encode_to(&mut key);
-        assert_eq!(DocHybridTime::decode_from_end(&key), Ok((&b"Sa\x00\x00!"[..], t)));
+        assert_eq!(
+            DocHybridTime::decode_from_end(&key),
+            Ok((&b"Sa\x00\x00!"[..], t))
+        );
         let len = key.len();
         key[len - 13] = b'$';
         assert!(DocHybridTime::decode_from_end(&key).is_err());

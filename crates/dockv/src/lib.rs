@@ -9,13 +9,19 @@
 //!
 //! Every decoder returns an [`Error`] on malformed input and never panics.
 
+pub mod doc_key;
 pub mod entry_type;
 pub mod error;
 pub mod escape;
+pub mod hash;
 pub mod hybrid_time;
 pub mod key_entry;
 pub mod numeric;
+pub mod packed_row;
+pub mod partition;
+pub mod value;
 pub mod varint;
+pub mod zero_encoding;
 
 pub use entry_type::{KeyEntryType, ValueEntryType};
 pub use error::{Error, Result};

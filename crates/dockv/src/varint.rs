@@ -139,7 +139,11 @@ pub fn decode_unsigned(input: &[u8]) -> Result<(u64, &[u8])> {
         }
     }
     let (body, rest) = take(input, n, "varint")?;
-    let first_bits = if n >= 9 { 0 } else { u64::from(first) & ((1 << (8 - n)) - 1) };
+    let first_bits = if n >= 9 {
+        0
+    } else {
+        u64::from(first) & ((1 << (8 - n)) - 1)
+    };
     let value = body[skip..]
         .iter()
         .fold(first_bits, |acc, &b| (acc << 8) | u64::from(b));
@@ -242,7 +246,11 @@ mod tests {
     /// vectors.md A4 `TestDecodeIncorrectValues`.
     fn incorrect_inputs() -> Vec<Vec<u8>> {
         let mut inputs: Vec<Vec<u8>> = vec![vec![]];
-        inputs.extend(b"01<=> -,;:!?/.'()$*\"&#%+23456789".iter().map(|&b| vec![b]));
+        inputs.extend(
+            b"01<=> -,;:!?/.'()$*\"&#%+23456789"
+                .iter()
+                .map(|&b| vec![b]),
+        );
         inputs.extend((0x00..=0x1f).map(|b| vec![b]));
         inputs.extend((0xc0..=0xff).map(|b| vec![b]));
         for s in [
@@ -283,7 +291,10 @@ mod tests {
         assert_eq!(unsigned(0), [0x00]);
         assert_eq!(unsigned(127), [0x7f]);
         assert_eq!(unsigned(128), [0x80, 0x80]);
-        assert_eq!(unsigned((1 << 56) - 1), [0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            unsigned((1 << 56) - 1),
+            [0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
         assert_eq!(unsigned(1 << 56).len(), 9);
         assert_eq!(unsigned(u64::MAX)[..2], [0xff, 0x80]);
         assert_eq!(unsigned(u64::MAX).len(), 10);

@@ -1,0 +1,416 @@
+//! `DocDb`: documents over a storage engine.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use dockv::HybridTime;
+use dockv::doc_key::{DocKey, SubDocKey, format_key};
+use dockv::value::{Ttl, Value};
+use engine::{
+    CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
+    EngineIterator, IterOptions, WriteBatch, WriteOptions,
+};
+
+use crate::clock::HybridClock;
+use crate::error::{Error, Result};
+use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, TOMBSTONE_VALUE};
+use crate::reader::{ReadOptions, ReadStats, VisibleRecord, read_subdocument, visible_record};
+use crate::subdoc::SubDocument;
+use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
+
+/// YugabyteDB's default history retention (`timestamp_history_retention_interval_sec`).
+pub const DEFAULT_HISTORY_RETENTION: Duration = Duration::from_secs(900);
+
+/// Engine key of the persistent list-index counter. It sorts below every document record
+/// (which start at `$`), so scans, dumps and GC never see it as a document.
+const LIST_COUNTER_KEY: &[u8] = b"\x01docdb.list_counter";
+
+/// Options of a [`DocDb`].
+#[derive(Debug, Clone)]
+pub struct DocDbOptions {
+    /// Parent init markers on writes (default optional).
+    pub init_markers: InitMarkerBehavior,
+    /// Default TTL applied on reads and compactions (default none).
+    pub table_ttl: Option<Ttl>,
+    /// How much history background compactions keep (default 900 s).
+    pub history_retention: Duration,
+    /// Whether each commit waits for the WAL to reach the disk (default true).
+    pub sync_writes: bool,
+}
+
+impl Default for DocDbOptions {
+    fn default() -> Self {
+        DocDbOptions {
+            init_markers: InitMarkerBehavior::Optional,
+            table_ttl: None,
+            history_retention: DEFAULT_HISTORY_RETENTION,
+            sync_writes: true,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct PolicyState {
+    /// Set while an explicit "compact now with cutoff T" runs.
+    manual_cutoff: Option<HybridTime>,
+    retention: Duration,
+    table_ttl: Option<Ttl>,
+    deleted_columns: HashSet<i32>,
+}
+
+/// Decides the GC parameters of every compaction; hand it to the engine as its compaction
+/// filter factory.
+#[derive(Debug)]
+pub struct GcPolicy {
+    clock: Arc<HybridClock>,
+    state: Mutex<PolicyState>,
+    stats: Arc<Mutex<GcStats>>,
+}
+
+impl GcPolicy {
+    /// A policy keeping [`DEFAULT_HISTORY_RETENTION`] of history behind `clock`.
+    pub fn new(clock: Arc<HybridClock>) -> Arc<Self> {
+        Arc::new(GcPolicy {
+            clock,
+            state: Mutex::new(PolicyState {
+                retention: DEFAULT_HISTORY_RETENTION,
+                ..PolicyState::default()
+            }),
+            stats: Arc::default(),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, PolicyState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The history cutoff a compaction starting now would use.
+    pub fn history_cutoff(&self) -> HybridTime {
+        let state = self.state();
+        if let Some(cutoff) = state.manual_cutoff {
+            return cutoff;
+        }
+        let now = self.clock.now().physical_micros();
+        let keep = state.retention.as_micros() as u64;
+        HybridTime::from_micros(now.saturating_sub(keep))
+    }
+
+    /// Sets the table TTL and dropped columns GC applies.
+    pub fn configure(
+        &self,
+        table_ttl: Option<Ttl>,
+        retention: Duration,
+        deleted_columns: HashSet<i32>,
+    ) {
+        let mut state = self.state();
+        state.table_ttl = table_ttl;
+        state.retention = retention;
+        state.deleted_columns = deleted_columns;
+    }
+
+    /// Counters summed over every compaction so far.
+    pub fn stats(&self) -> GcStats {
+        *self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl CompactionFilterFactory for GcPolicy {
+    fn create(&self, ctx: &CompactionContext) -> Box<dyn CompactionFilter> {
+        let history_cutoff = self.history_cutoff();
+        let state = self.state();
+        let params = GcParams {
+            history_cutoff,
+            table_ttl: state.table_ttl,
+            full: ctx.is_full,
+            can_rewrite: ctx.can_replace,
+            deleted_columns: state.deleted_columns.clone(),
+        };
+        Box::new(GcAdapter {
+            filter: GcFilter::new(params),
+            totals: self.stats.clone(),
+        })
+    }
+}
+
+/// Runs the pure GC inside an engine compaction and adds its counters to the totals when the
+/// compaction ends.
+struct GcAdapter {
+    filter: GcFilter,
+    totals: Arc<Mutex<GcStats>>,
+}
+
+impl CompactionFilter for GcAdapter {
+    fn filter(&mut self, key: &[u8], value: &[u8]) -> CompactionDecision {
+        match self.filter.filter(key, value) {
+            GcDecision::Keep => CompactionDecision::Keep,
+            GcDecision::Discard => CompactionDecision::Remove,
+            GcDecision::Tombstone => CompactionDecision::ReplaceWithStatic(TOMBSTONE_VALUE),
+            GcDecision::Rewrite(v) => CompactionDecision::Replace(v),
+        }
+    }
+}
+
+impl Drop for GcAdapter {
+    fn drop(&mut self) {
+        self.totals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(self.filter.stats());
+    }
+}
+
+/// Which documents a scan returns.
+#[derive(Debug, Clone, Default)]
+pub struct ScanOptions {
+    /// Inclusive lower bound: an encoded DocKey or any key prefix (e.g. `G` + hash).
+    pub lower: Option<Vec<u8>>,
+    /// Exclusive upper bound.
+    pub upper: Option<Vec<u8>>,
+    /// Read time, table TTL, projection.
+    pub read: ReadOptions,
+    /// At most this many documents.
+    pub limit: Option<usize>,
+    /// Newest key first.
+    pub reverse: bool,
+}
+
+/// Documents stored over an engine `E`.
+pub struct DocDb<E: Engine> {
+    engine: E,
+    options: RwLock<DocDbOptions>,
+    clock: Arc<HybridClock>,
+    policy: Arc<GcPolicy>,
+    list_counter: Mutex<i64>,
+}
+
+impl<E: Engine> DocDb<E> {
+    /// Opens documents over `engine`, which must have been opened with `policy` as its
+    /// compaction filter factory so that compactions collect garbage.
+    pub fn open(engine: E, policy: Arc<GcPolicy>, options: DocDbOptions) -> Result<Self> {
+        let counter = match engine.get(LIST_COUNTER_KEY)? {
+            Some(bytes) => i64::from_be_bytes(
+                bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| Error::Corruption("bad list counter".into()))?,
+            ),
+            None => 0,
+        };
+        let clock = policy.clock.clone();
+        let db = DocDb {
+            engine,
+            options: RwLock::new(options),
+            clock,
+            policy,
+            list_counter: Mutex::new(counter),
+        };
+        db.sync_policy();
+        Ok(db)
+    }
+
+    fn sync_policy(&self) {
+        let options = self.options();
+        self.policy
+            .configure(options.table_ttl, options.history_retention, HashSet::new());
+    }
+
+    /// The engine underneath.
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
+    /// The hybrid clock.
+    pub fn clock(&self) -> &HybridClock {
+        &self.clock
+    }
+
+    /// The GC policy.
+    pub fn gc_policy(&self) -> &GcPolicy {
+        &self.policy
+    }
+
+    /// A copy of the options.
+    pub fn options(&self) -> DocDbOptions {
+        self.options
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Changes the options.
+    pub fn set_options(&self, options: DocDbOptions) {
+        *self.options.write().unwrap_or_else(|e| e.into_inner()) = options;
+        self.sync_policy();
+    }
+
+    /// Read options at `read_ht` with this database's table TTL.
+    pub fn read_options(&self, read_ht: HybridTime) -> ReadOptions {
+        ReadOptions {
+            read_ht,
+            table_ttl: self.options().table_ttl,
+            projection: None,
+        }
+    }
+
+    /// A new write batch at `ht`.
+    pub fn batch(&self, ht: HybridTime) -> DocWriteBatch<'_, E> {
+        DocWriteBatch::new(self, ht, self.options().init_markers)
+    }
+
+    /// The subdocument at `path` as of `opts.read_ht`.
+    pub fn get(&self, path: &SubDocKey, opts: &ReadOptions) -> Result<Option<SubDocument>> {
+        self.get_with_stats(path, opts).map(|(doc, _)| doc)
+    }
+
+    /// [`Self::get`] plus the read's counters.
+    pub fn get_with_stats(
+        &self,
+        path: &SubDocKey,
+        opts: &ReadOptions,
+    ) -> Result<(Option<SubDocument>, ReadStats)> {
+        let encoded = path.encode();
+        let mut iter = self.doc_iterator(&path.doc_key.encode())?;
+        let mut stats = ReadStats::default();
+        let doc = read_subdocument(&mut iter, &encoded, opts, &mut stats)?;
+        Ok((doc, stats))
+    }
+
+    /// The record visible at exactly the encoded `path`.
+    pub fn visible_record(&self, path: &[u8], opts: ReadOptions) -> Result<Option<VisibleRecord>> {
+        let doc_len = DocKey::encoded_len(path)?;
+        let mut iter = self.doc_iterator(&path[..doc_len])?;
+        visible_record(&mut iter, path, &opts, &mut ReadStats::default())
+    }
+
+    fn doc_iterator(&self, doc_key: &[u8]) -> Result<E::Iter<'_>> {
+        let mut upper = doc_key.to_vec();
+        upper.push(0xFF);
+        Ok(self
+            .engine
+            .iterator(IterOptions::new().lower(doc_key).upper(upper))?)
+    }
+
+    /// The visible documents between the bounds, in key order (or reverse).
+    pub fn scan(&self, opts: &ScanOptions) -> Result<(Vec<(DocKey, SubDocument)>, ReadStats)> {
+        let lower = opts.lower.clone().unwrap_or_else(|| b"$".to_vec());
+        let mut iter_opts = IterOptions::new().lower(lower.clone());
+        if let Some(upper) = &opts.upper {
+            iter_opts = iter_opts.upper(upper.clone());
+        }
+        let mut iter = self.engine.iterator(iter_opts)?;
+        let mut stats = ReadStats::default();
+        let mut out = Vec::new();
+        let limit = opts.limit.unwrap_or(usize::MAX);
+        if opts.reverse {
+            iter.seek_to_last();
+        } else {
+            iter.seek(&lower);
+        }
+        while out.len() < limit && iter.valid()? {
+            let doc_len = DocKey::encoded_len(iter.key())?;
+            let doc_key = iter.key()[..doc_len].to_vec();
+            if let Some(doc) = read_subdocument(&mut iter, &doc_key, &opts.read, &mut stats)? {
+                out.push((DocKey::decode(&doc_key)?.0, doc));
+            }
+            if opts.reverse {
+                stats.seeks += 1;
+                iter.seek_for_prev(&doc_key);
+            }
+        }
+        Ok((out, stats))
+    }
+
+    /// Runs a full compaction now with history cutoff `cutoff`: every read at or after
+    /// `cutoff` sees the same documents afterwards. Returns this compaction's GC counters.
+    pub fn compact(&self, cutoff: HybridTime) -> Result<GcStats> {
+        let before = self.policy.stats();
+        self.policy.state().manual_cutoff = Some(cutoff);
+        let result = self.engine.compact_all();
+        self.policy.state().manual_cutoff = None;
+        result?;
+        let after = self.policy.stats();
+        Ok(diff_stats(&after, &before))
+    }
+
+    /// Flushes memtables to files.
+    pub fn flush(&self) -> Result<()> {
+        Ok(self.engine.flush()?)
+    }
+
+    /// Every stored document record in key order, one `key -> value` line each
+    /// (format.md §12).
+    pub fn dump(&self) -> Result<String> {
+        let mut out = String::new();
+        self.for_each_record(|line| {
+            out.push_str(line);
+            out.push('\n');
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `emit` with each dump line (without newline).
+    pub fn for_each_record(&self, mut emit: impl FnMut(&str)) -> Result<()> {
+        let mut iter = self
+            .engine
+            .iterator(IterOptions::new().lower(b"$".to_vec()).fill_cache(false))?;
+        iter.seek(b"$");
+        let mut line = String::new();
+        while iter.valid()? {
+            line.clear();
+            let key = format_key(iter.key()).unwrap_or_else(|e| format!("<undecodable key: {e}>"));
+            let value = Value::decode(iter.value())
+                .map(|v| v.to_string())
+                .unwrap_or_else(|e| format!("<undecodable value: {e}>"));
+            let _ = write!(line, "{key} -> {value}");
+            emit(&line);
+            iter.next();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn reserve_list_indexes(&self, count: i64) -> i64 {
+        let mut counter = self.list_counter.lock().unwrap_or_else(|e| e.into_inner());
+        let first = *counter + 1;
+        *counter += count;
+        first
+    }
+
+    pub(crate) fn release_list_indexes(&self, first: i64, count: i64) {
+        let mut counter = self.list_counter.lock().unwrap_or_else(|e| e.into_inner());
+        if *counter == first + count - 1 {
+            *counter = first - 1;
+        }
+    }
+
+    pub(crate) fn persist_list_counter(&self, batch: &mut WriteBatch, last_used: i64) {
+        let counter = *self.list_counter.lock().unwrap_or_else(|e| e.into_inner());
+        batch.put(
+            LIST_COUNTER_KEY.to_vec(),
+            counter.max(last_used).to_be_bytes().to_vec(),
+        );
+    }
+
+    pub(crate) fn write_engine_batch(&self, batch: &WriteBatch, ht: HybridTime) -> Result<()> {
+        let opts = WriteOptions {
+            sync: self.options().sync_writes,
+        };
+        self.engine.write(batch, opts)?;
+        self.clock.update(ht);
+        Ok(())
+    }
+}
+
+fn diff_stats(after: &GcStats, before: &GcStats) -> GcStats {
+    GcStats {
+        keys_seen: after.keys_seen - before.keys_seen,
+        overwritten_dropped: after.overwritten_dropped - before.overwritten_dropped,
+        tombstones_dropped: after.tombstones_dropped - before.tombstones_dropped,
+        expired_dropped: after.expired_dropped - before.expired_dropped,
+        expired_to_tombstone: after.expired_to_tombstone - before.expired_to_tombstone,
+        merges_folded: after.merges_folded - before.merges_folded,
+        deleted_column_dropped: after.deleted_column_dropped - before.deleted_column_dropped,
+        undecodable_kept: after.undecodable_kept - before.undecodable_kept,
+    }
+}

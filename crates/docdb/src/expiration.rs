@@ -1,0 +1,109 @@
+//! TTL arithmetic shared by reads and GC (format.md §7 step 8, §8; YugabyteDB's
+//! `doc_ttl_util.cc`).
+
+use dockv::HybridTime;
+use dockv::value::Ttl;
+
+/// When a value (or the subtree it roots) expires: the write time its TTL counts from, and
+/// the TTL. `ttl: None` is YugabyteDB's `kMaxTtl`: "no TTL of its own, use the table's".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Expiration {
+    /// The hybrid time the TTL counts from.
+    pub write_ht: HybridTime,
+    /// The TTL; `None` falls back to the table default.
+    pub ttl: Option<Ttl>,
+}
+
+impl Expiration {
+    /// An expiration counting from `write_ht`.
+    pub fn new(write_ht: HybridTime, ttl: Option<Ttl>) -> Self {
+        Expiration { write_ht, ttl }
+    }
+}
+
+/// The TTL in force for a value (`ComputeTTL`): its own, else the table's; `Ttl::RESET` (0)
+/// means it never expires even under a table TTL. `None` = never expires.
+pub fn effective_ttl(value_ttl: Option<Ttl>, table_ttl: Option<Ttl>) -> Option<Ttl> {
+    match value_ttl {
+        None => table_ttl,
+        Some(Ttl::RESET) => None,
+        Some(ttl) => Some(ttl),
+    }
+}
+
+/// Whether a value written at `write_ht` with `ttl` has expired at `read_ht`
+/// (`HasExpiredTTL`): the physical distance exceeds the TTL, or equals it and the read's
+/// logical component is later.
+pub fn has_expired(write_ht: HybridTime, ttl: Option<Ttl>, read_ht: HybridTime) -> bool {
+    let Some(ttl) = ttl else { return false };
+    if ttl == Ttl::RESET {
+        return false;
+    }
+    let elapsed = i128::from(read_ht.physical_micros()) - i128::from(write_ht.physical_micros());
+    let limit = i128::from(ttl.micros());
+    elapsed > limit || (elapsed == limit && read_ht.logical() > write_ht.logical())
+}
+
+/// Whether `exp` has run out at `read_ht` for a record written at `record_ht`, with the
+/// table default applied: a table TTL counts from the record's own time.
+pub fn is_expired_at(
+    exp: Expiration,
+    record_ht: HybridTime,
+    table_ttl: Option<Ttl>,
+    read_ht: HybridTime,
+) -> bool {
+    let ttl = effective_ttl(exp.ttl, table_ttl);
+    let from = if exp.ttl.is_some() {
+        exp.write_ht
+    } else {
+        record_ht
+    };
+    has_expired(from, ttl, read_ht)
+}
+
+/// Micros of physical time from `earlier` to `later` (may be negative).
+pub fn physical_diff_micros(later: HybridTime, earlier: HybridTime) -> i64 {
+    later.physical_micros() as i64 - earlier.physical_micros() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(v: u64) -> HybridTime {
+        HybridTime::from_micros(v)
+    }
+
+    #[test]
+    fn compute_ttl_a5() {
+        let table = Some(Ttl(1000));
+        assert_eq!(effective_ttl(Some(Ttl(2000)), table), Some(Ttl(2000)));
+        assert_eq!(effective_ttl(None, table), Some(Ttl(1000)));
+        assert_eq!(effective_ttl(Some(Ttl::RESET), table), None);
+        assert_eq!(effective_ttl(None, None), None);
+    }
+
+    #[test]
+    fn expiry_boundaries() {
+        let ttl = Some(Ttl(1)); // 1 ms
+        assert!(!has_expired(us(1000), ttl, us(2000)));
+        assert!(has_expired(us(1000), ttl, us(2001)));
+        assert!(has_expired(us(1000), ttl, HybridTime::new(2000, 1)));
+        assert!(!has_expired(
+            HybridTime::new(1000, 1),
+            ttl,
+            HybridTime::new(2000, 1)
+        ));
+        assert!(!has_expired(us(0), None, HybridTime::MAX));
+        assert!(!has_expired(us(0), Some(Ttl::RESET), HybridTime::MAX));
+    }
+
+    #[test]
+    fn table_ttl_counts_from_the_record() {
+        let inherited = Expiration::default();
+        assert!(!is_expired_at(inherited, us(5000), Some(Ttl(1)), us(5500)));
+        assert!(is_expired_at(inherited, us(5000), Some(Ttl(1)), us(6001)));
+        let own = Expiration::new(us(1000), Some(Ttl(10)));
+        assert!(is_expired_at(own, us(5000), None, us(11_001)));
+    }
+}

@@ -1,0 +1,324 @@
+//! Compaction GC as a pure state machine over the sorted key/value stream (format.md §7,
+//! YugabyteDB's `DocDBCompactionFilter`).
+//!
+//! Records arrive in key order. The filter keeps a stack with one entry per path level: the
+//! newest time at or below the history cutoff at which that subtree was fully overwritten
+//! (tombstone, init marker, primitive) and the expiration its children inherit. A record
+//! older than its ancestor's overwrite time is invisible to every reader at or after the
+//! cutoff and is dropped.
+
+use std::collections::HashSet;
+
+use dockv::doc_key::component_ends;
+use dockv::value::{Ttl, ValueControlFields};
+use dockv::{DocHybridTime, HybridTime, ValueEntryType};
+
+use crate::expiration::{Expiration, is_expired_at, physical_diff_micros};
+
+/// What a compaction may assume and do.
+#[derive(Debug, Clone, Default)]
+pub struct GcParams {
+    /// Versions at or below this time are only read at this time or later.
+    pub history_cutoff: HybridTime,
+    /// The table's default TTL.
+    pub table_ttl: Option<Ttl>,
+    /// No older data exists outside this compaction (a full/major compaction), so
+    /// tombstones and expired values can be dropped rather than kept as tombstones.
+    pub full: bool,
+    /// The caller can apply computed rewrites (TTL merge folding, intent-time stripping).
+    /// When false, merge records are kept and nothing is rewritten.
+    pub can_rewrite: bool,
+    /// Column ids dropped from the schema; their cells at or below the cutoff are dropped.
+    pub deleted_columns: HashSet<i32>,
+}
+
+/// The GC's verdict on one record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GcDecision {
+    /// Keep as is.
+    Keep,
+    /// Drop the record.
+    Discard,
+    /// Replace the value with a plain tombstone (an expired value in a non-full compaction).
+    Tombstone,
+    /// Replace the value with these bytes (only when `can_rewrite`).
+    Rewrite(Vec<u8>),
+}
+
+/// Counters of one compaction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// Records seen.
+    pub keys_seen: u64,
+    /// Records dropped because a newer version or an ancestor overwrite hides them.
+    pub overwritten_dropped: u64,
+    /// Tombstones dropped.
+    pub tombstones_dropped: u64,
+    /// Expired values dropped.
+    pub expired_dropped: u64,
+    /// Expired values turned into tombstones.
+    pub expired_to_tombstone: u64,
+    /// TTL merge records folded into the value below them.
+    pub merges_folded: u64,
+    /// Cells of deleted columns dropped.
+    pub deleted_column_dropped: u64,
+    /// Records kept untouched because they could not be decoded (never dropped).
+    pub undecodable_kept: u64,
+}
+
+impl GcStats {
+    /// Adds another compaction's counters.
+    pub fn add(&mut self, other: &GcStats) {
+        self.keys_seen += other.keys_seen;
+        self.overwritten_dropped += other.overwritten_dropped;
+        self.tombstones_dropped += other.tombstones_dropped;
+        self.expired_dropped += other.expired_dropped;
+        self.expired_to_tombstone += other.expired_to_tombstone;
+        self.merges_folded += other.merges_folded;
+        self.deleted_column_dropped += other.deleted_column_dropped;
+        self.undecodable_kept += other.undecodable_kept;
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Overwrite {
+    time: DocHybridTime,
+    expiration: Expiration,
+}
+
+/// The GC state machine; feed it every record of one compaction in key order.
+#[derive(Debug)]
+pub struct GcFilter {
+    params: GcParams,
+    /// The previous record's path (key without hybrid time).
+    prev_path: Vec<u8>,
+    /// Component ends of the previous path.
+    prev_ends: Vec<usize>,
+    ends: Vec<usize>,
+    overwrite: Vec<Overwrite>,
+    within_merge_block: bool,
+    stats: GcStats,
+}
+
+/// Keys below this byte are metadata, not document records (format.md §1:
+/// `kMinRegularDbTableRowFirstByte`); GC leaves them alone.
+const MIN_ROW_FIRST_BYTE: u8 = b'$';
+
+impl GcFilter {
+    /// A filter for one compaction.
+    pub fn new(params: GcParams) -> Self {
+        GcFilter {
+            params,
+            prev_path: Vec::new(),
+            prev_ends: Vec::new(),
+            ends: Vec::new(),
+            overwrite: Vec::new(),
+            within_merge_block: false,
+            stats: GcStats::default(),
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> &GcStats {
+        &self.stats
+    }
+
+    /// Decides the fate of one record.
+    pub fn filter(&mut self, key: &[u8], value: &[u8]) -> GcDecision {
+        self.stats.keys_seen += 1;
+        if key.first().is_none_or(|&b| b < MIN_ROW_FIRST_BYTE) {
+            return GcDecision::Keep;
+        }
+        match self.decide(key, value) {
+            Some(decision) => decision,
+            None => {
+                // Fail safe: never drop what we cannot read.
+                tracing::warn!(key = %dockv::escape::format_bytes(key), "GC kept an undecodable record");
+                self.stats.undecodable_kept += 1;
+                GcDecision::Keep
+            }
+        }
+    }
+
+    fn decide(&mut self, key: &[u8], value: &[u8]) -> Option<GcDecision> {
+        let time = component_ends(key, &mut self.ends).ok()??;
+        let path_end = *self.ends.last()?;
+        let path = &key[..path_end];
+        let same_bytes = common_prefix_len(path, &self.prev_path);
+        let num_shared = self
+            .prev_ends
+            .iter()
+            .take_while(|&&end| end <= same_bytes)
+            .count();
+        let new_stack_size = self.ends.len();
+        let same_path = same_bytes == path_end && path_end == self.prev_path.len();
+        self.prev_path.clear();
+        self.prev_path.extend_from_slice(path);
+        std::mem::swap(&mut self.prev_ends, &mut self.ends);
+
+        self.overwrite.truncate(num_shared);
+        let (control, payload) = ValueControlFields::decode(value).ok()?;
+        let is_merge = control.is_ttl_merge();
+        let (prev_time, prev_exp) = self
+            .overwrite
+            .last()
+            .map_or((DocHybridTime::MIN, Expiration::default()), |o| {
+                (o.time, o.expiration)
+            });
+        if time < prev_time && !is_merge {
+            self.stats.overwritten_dropped += 1;
+            return Some(GcDecision::Discard);
+        }
+        // Every subtree was overwritten at least when its parent was.
+        while self.overwrite.len() < new_stack_size - 1 {
+            self.overwrite.push(Overwrite {
+                time: prev_time,
+                expiration: prev_exp,
+            });
+        }
+        let popped_exp = self
+            .overwrite
+            .last()
+            .map_or(Expiration::default(), |o| o.expiration);
+        if self.overwrite.len() == new_stack_size {
+            self.overwrite.pop();
+        }
+        if !same_path {
+            self.within_merge_block = false;
+        }
+        if time.ht > self.params.history_cutoff {
+            self.overwrite.push(Overwrite {
+                time: prev_time,
+                expiration: prev_exp,
+            });
+            return Some(GcDecision::Keep);
+        }
+        if self.is_deleted_column(key) {
+            self.stats.deleted_column_dropped += 1;
+            return Some(GcDecision::Discard);
+        }
+
+        let overwrite_time = if is_merge {
+            prev_time
+        } else {
+            prev_time.max(time)
+        };
+        let own_exp = Expiration::new(time.ht, control.ttl);
+        let expiration = if self.within_merge_block {
+            popped_exp
+        } else if time.ht >= prev_exp.write_ht && (control.ttl.is_some() || is_merge) {
+            own_exp
+        } else {
+            prev_exp
+        };
+        self.overwrite.push(Overwrite {
+            time: overwrite_time,
+            expiration,
+        });
+
+        if is_merge {
+            self.within_merge_block = true;
+            if self.params.can_rewrite {
+                self.stats.merges_folded += 1;
+                return Some(GcDecision::Discard);
+            }
+            return Some(GcDecision::Keep);
+        }
+        let value_type = payload.first().and_then(|&b| ValueEntryType::from_u8(b));
+        let cutoff = self.params.history_cutoff;
+        if is_expired_at(expiration, time.ht, self.params.table_ttl, cutoff) {
+            self.within_merge_block = false;
+            return Some(if self.params.full {
+                self.stats.expired_dropped += 1;
+                GcDecision::Discard
+            } else {
+                self.stats.expired_to_tombstone += 1;
+                GcDecision::Tombstone
+            });
+        }
+        if self.within_merge_block {
+            self.within_merge_block = false;
+            if self.params.can_rewrite {
+                return Some(self.fold_merge(control, payload, time, expiration));
+            }
+        } else if control.intent_doc_ht.is_some() && time.ht < cutoff && self.params.can_rewrite {
+            let control = ValueControlFields {
+                intent_doc_ht: None,
+                ..control
+            };
+            return Some(GcDecision::Rewrite(reencode(control, payload)));
+        }
+        if value_type == Some(ValueEntryType::Tombstone) && self.params.full {
+            self.stats.tombstones_dropped += 1;
+            return Some(GcDecision::Discard);
+        }
+        Some(GcDecision::Keep)
+    }
+
+    /// Applies a TTL merge record to the value below it: the TTL is restated relative to the
+    /// value's own write time so that it expires when the merge record said.
+    fn fold_merge(
+        &mut self,
+        control: ValueControlFields,
+        payload: &[u8],
+        time: DocHybridTime,
+        merged: Expiration,
+    ) -> GcDecision {
+        let ttl = merged.ttl.map(|ttl| {
+            let shift_ms = physical_diff_micros(merged.write_ht, time.ht) / 1000;
+            Ttl(ttl.millis().saturating_add(shift_ms))
+        });
+        if let Some(top) = self.overwrite.last_mut() {
+            top.expiration = Expiration::new(time.ht, ttl);
+        }
+        GcDecision::Rewrite(reencode(ValueControlFields { ttl, ..control }, payload))
+    }
+
+    fn is_deleted_column(&self, key: &[u8]) -> bool {
+        if self.params.deleted_columns.is_empty() || self.prev_ends.len() < 2 {
+            return false;
+        }
+        let Some(first_subkey) = key.get(self.prev_ends[0]..) else {
+            return false;
+        };
+        match dockv::KeyEntryValue::decode(first_subkey) {
+            Ok((dockv::KeyEntryValue::ColumnId(id), _)) => {
+                self.params.deleted_columns.contains(&id)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Control fields plus the untouched payload bytes.
+fn reencode(control: ValueControlFields, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 12);
+    control.encode_to(&mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// The encoded tombstone value, for compaction filters that need a `'static` replacement.
+pub const TOMBSTONE_VALUE: &[u8] = b"X";
+
+/// Runs the filter over an in-memory sorted stream; handy for tests and the model checker.
+pub fn gc_stream<'a>(
+    params: GcParams,
+    records: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+) -> (Vec<(Vec<u8>, Vec<u8>)>, GcStats) {
+    let mut filter = GcFilter::new(params);
+    let mut out = Vec::new();
+    for (key, value) in records {
+        match filter.filter(key, value) {
+            GcDecision::Keep => out.push((key.to_vec(), value.to_vec())),
+            GcDecision::Discard => {}
+            GcDecision::Tombstone => out.push((key.to_vec(), TOMBSTONE_VALUE.to_vec())),
+            GcDecision::Rewrite(v) => out.push((key.to_vec(), v)),
+        }
+    }
+    (out, *filter.stats())
+}

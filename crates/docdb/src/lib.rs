@@ -1,0 +1,24 @@
+//! Documents over a key/value engine: DocDB's write batches, point-in-time reads, tombstones,
+//! TTL and compaction GC (format.md §4, §5, §7, §8, §10, §11).
+//!
+//! A document is stored as many key/value pairs, one per path and version: the key is the
+//! encoded path plus the hybrid time of the write, the value a primitive, an init marker or a
+//! tombstone. [`DocDb`] writes batches atomically at one hybrid time, reads any document as of
+//! any hybrid time, and plugs [`gc::GcFilter`] into the engine's compactions.
+//!
+//! This crate depends on the `engine` trait only, never on RocksDB.
+
+pub mod clock;
+pub mod db;
+pub mod error;
+pub mod expiration;
+pub mod gc;
+pub mod reader;
+pub mod subdoc;
+pub mod write_batch;
+
+pub use db::{DocDb, DocDbOptions, GcPolicy, ScanOptions};
+pub use error::{Error, Result};
+pub use reader::{ReadOptions, ReadStats};
+pub use subdoc::{ObjectKind, SubDocument};
+pub use write_batch::{DocLiteral, DocWriteBatch, InitMarkerBehavior};

@@ -1,0 +1,434 @@
+//! The read path: documents as of a hybrid time (format.md §8).
+//!
+//! Records arrive in key order: for each path, its versions newest first, then its children.
+//! For each path the reader takes the newest version at or before the read time and skips
+//! the rest with a seek. A stack holds, per level of the current path, the time at which that
+//! subtree was last fully overwritten (tombstone, init marker or primitive) and the
+//! expiration its children inherit: a record not newer than its nearest overwritten ancestor
+//! is invisible.
+
+use std::collections::BTreeMap;
+
+use dockv::doc_key::{DocKey, component_ends};
+use dockv::value::{PrimitiveValue, Ttl, ValueControlFields};
+use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue};
+use engine::EngineIterator;
+
+use crate::error::{Error, Result};
+use crate::expiration::{Expiration, is_expired_at};
+use crate::subdoc::{ObjectKind, SubDocument};
+
+/// How to read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Read the state as of this time.
+    pub read_ht: HybridTime,
+    /// The table's default TTL.
+    pub table_ttl: Option<Ttl>,
+    /// When set, only these first-level children of the read path are returned.
+    pub projection: Option<Vec<KeyEntryValue>>,
+}
+
+impl ReadOptions {
+    /// Reading at `read_ht` with no table TTL and no projection.
+    pub fn at(read_ht: HybridTime) -> Self {
+        ReadOptions {
+            read_ht,
+            ..Self::default()
+        }
+    }
+}
+
+/// Counters of one read or scan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Records looked at.
+    pub entries_seen: u64,
+    /// Records stepped over because they were too new, older versions, or hidden.
+    pub invisible_stepped: u64,
+    /// Seeks issued.
+    pub seeks: u64,
+}
+
+/// How many `next` calls to try before seeking past the remaining versions of a path.
+const NEXTS_BEFORE_SEEK: usize = 4;
+
+/// Level state: when the subtree was last overwritten and what expiration it passes down.
+#[derive(Debug, Clone, Copy, Default)]
+struct Level {
+    overwrite: DocHybridTime,
+    exp: Expiration,
+}
+
+#[derive(Debug, Default)]
+enum NodeValue {
+    #[default]
+    None,
+    Primitive(PrimitiveValue),
+    Marker(ObjectKind),
+}
+
+#[derive(Debug, Default)]
+struct Node {
+    value: NodeValue,
+    children: BTreeMap<Vec<u8>, (KeyEntryValue, Node)>,
+}
+
+impl Node {
+    fn into_subdocument(self) -> Option<SubDocument> {
+        let mut children = BTreeMap::new();
+        for (encoded, (key, child)) in self.children {
+            if let Some(doc) = child.into_subdocument() {
+                children.insert(encoded, (key, doc));
+            }
+        }
+        match self.value {
+            NodeValue::Primitive(v) if children.is_empty() => Some(SubDocument::Primitive(v)),
+            NodeValue::Marker(kind) => Some(SubDocument::Object { kind, children }),
+            _ if children.is_empty() => None,
+            _ => Some(SubDocument::Object {
+                kind: ObjectKind::Object,
+                children,
+            }),
+        }
+    }
+}
+
+/// The newest version of one path at or before the read time.
+struct Version {
+    time: DocHybridTime,
+    control: ValueControlFields,
+    payload: PrimitiveValue,
+    /// Set when TTL merge records newer than the value restate its expiration.
+    merged_exp: Option<Expiration>,
+}
+
+/// Reads the subdocument at `path` (an encoded DocKey plus subkeys, without hybrid time).
+/// Returns `None` when nothing is visible there.
+pub fn read_subdocument<I: EngineIterator>(
+    iter: &mut I,
+    path: &[u8],
+    opts: &ReadOptions,
+    stats: &mut ReadStats,
+) -> Result<Option<SubDocument>> {
+    let mut ends = Vec::new();
+    component_ends(path, &mut ends)?;
+    let root_depth = ends.len() - 1;
+    let mut reader = DocReader {
+        opts,
+        stats,
+        stack: Vec::new(),
+        root: Node::default(),
+        root_depth,
+    };
+    // Ancestors decide what is hidden below them.
+    for depth in 0..root_depth {
+        reader.stack.truncate(depth);
+        let ancestor = &path[..ends[depth]];
+        let version = reader.visible_version(iter, ancestor)?;
+        reader.apply(depth, version, &[]);
+    }
+    reader.stack.truncate(root_depth);
+    reader.read_subtree(iter, path, &ends)?;
+    Ok(reader.root.into_subdocument())
+}
+
+/// The record visible at exactly `path` at the read time: not hidden by an ancestor's
+/// overwrite. `expired` tells whether its TTL has run out (callers treat that as a tombstone
+/// at `time`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VisibleRecord {
+    /// When it was written.
+    pub time: DocHybridTime,
+    /// Its control fields (TTL, user timestamp).
+    pub control: ValueControlFields,
+    /// Its payload.
+    pub payload: PrimitiveValue,
+    /// Whether its TTL (or an inherited one) ran out by the read time.
+    pub expired: bool,
+}
+
+impl VisibleRecord {
+    /// True when the path holds a live value (not a tombstone, not expired).
+    pub fn is_live(&self) -> bool {
+        !self.expired && !self.payload.is_tombstone()
+    }
+}
+
+/// Looks up the visible record at exactly `path` (DocKey plus subkeys), honouring
+/// ancestors' tombstones, init markers and TTLs.
+pub fn visible_record<I: EngineIterator>(
+    iter: &mut I,
+    path: &[u8],
+    opts: &ReadOptions,
+    stats: &mut ReadStats,
+) -> Result<Option<VisibleRecord>> {
+    let mut ends = Vec::new();
+    component_ends(path, &mut ends)?;
+    let depth = ends.len() - 1;
+    let mut reader = DocReader {
+        opts,
+        stats,
+        stack: Vec::new(),
+        root: Node::default(),
+        root_depth: usize::MAX,
+    };
+    for level in 0..depth {
+        reader.stack.truncate(level);
+        let version = reader.visible_version(iter, &path[..ends[level]])?;
+        reader.apply(level, version, &[]);
+    }
+    reader.stack.truncate(depth);
+    let parent = reader.stack.last().copied().unwrap_or_default();
+    let Some(version) = reader.visible_version(iter, path)? else {
+        return Ok(None);
+    };
+    if version.time <= parent.overwrite {
+        return Ok(None);
+    }
+    let exp = reader.effective_expiration(&version, parent);
+    let expired = is_expired_at(exp, version.time.ht, opts.table_ttl, opts.read_ht);
+    Ok(Some(VisibleRecord {
+        time: version.time,
+        control: version.control,
+        payload: version.payload,
+        expired,
+    }))
+}
+
+struct DocReader<'a> {
+    opts: &'a ReadOptions,
+    stats: &'a mut ReadStats,
+    stack: Vec<Level>,
+    root: Node,
+    root_depth: usize,
+}
+
+impl DocReader<'_> {
+    fn read_subtree<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        path: &[u8],
+        root_ends: &[usize],
+    ) -> Result<()> {
+        // Start as if the read root itself had just been seen, so its ancestors' levels stay.
+        let root_end = root_ends[root_ends.len() - 1];
+        let mut prev_path: Vec<u8> = path.to_vec();
+        let mut prev_ends: Vec<usize> = root_ends.to_vec();
+        let mut ends = Vec::new();
+        self.seek(iter, path);
+        while iter.valid()? {
+            let key = iter.key();
+            if !key.starts_with(path) {
+                break;
+            }
+            self.stats.entries_seen += 1;
+            let Some(_) = component_ends(key, &mut ends)? else {
+                return Err(Error::Corruption(format!(
+                    "record without hybrid time: {}",
+                    dockv::escape::format_bytes(key)
+                )));
+            };
+            let path_end = *ends.last().unwrap_or(&0);
+            let cur_path = key[..path_end].to_vec();
+            let depth = ends.len() - 1;
+            if depth > self.root_depth {
+                let child_end = ends[self.root_depth + 1];
+                if !self.projected(&cur_path[root_end..child_end]) {
+                    let mut past = cur_path[..child_end].to_vec();
+                    past.push(0xFF);
+                    self.seek(iter, &past);
+                    continue;
+                }
+            }
+            let shared = common_components(&prev_ends, &ends, &prev_path, &cur_path);
+            self.stack.truncate(shared.min(depth));
+            let version = self.visible_version(iter, &cur_path)?;
+            let components = split_components(&cur_path[root_end..], &ends, root_end);
+            self.apply(depth, version, &components);
+            prev_path = cur_path;
+            std::mem::swap(&mut prev_ends, &mut ends);
+        }
+        Ok(())
+    }
+
+    fn projected(&self, child: &[u8]) -> bool {
+        let Some(projection) = &self.opts.projection else {
+            return true;
+        };
+        projection.iter().any(|p| p.encoded() == child)
+    }
+
+    fn seek<I: EngineIterator>(&mut self, iter: &mut I, key: &[u8]) {
+        self.stats.seeks += 1;
+        iter.seek(key);
+    }
+
+    /// Finds the newest version of `path` at or before the read time, folding TTL merge
+    /// records into it, and leaves the iterator past every version of `path`.
+    fn visible_version<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        path: &[u8],
+    ) -> Result<Option<Version>> {
+        let mut target = path.to_vec();
+        target.push(KeyEntryType::HybridTime.as_u8());
+        let versions_prefix_len = target.len();
+        DocHybridTime::new(self.opts.read_ht, dockv::hybrid_time::MAX_WRITE_ID)
+            .encode_to(&mut target);
+        // Versions newer than the read time sort first; jump over them.
+        if iter.valid()?
+            && iter.key() < target.as_slice()
+            && iter.key().starts_with(&target[..versions_prefix_len])
+        {
+            self.stats.invisible_stepped += 1;
+            self.seek(iter, &target);
+        } else if !(iter.valid()? && iter.key().starts_with(&target[..versions_prefix_len])) {
+            self.seek(iter, &target);
+        }
+        let mut merged_exp = None;
+        let mut found = None;
+        while iter.valid()? && iter.key().starts_with(&target[..versions_prefix_len]) {
+            let (_, time) = DocHybridTime::decode_from_end(iter.key())?;
+            let (control, payload) = ValueControlFields::decode(iter.value())?;
+            if control.is_ttl_merge() {
+                // Only the newest merge record counts.
+                merged_exp.get_or_insert(Expiration::new(time.ht, control.ttl));
+                self.stats.invisible_stepped += 1;
+                iter.next();
+                continue;
+            }
+            found = Some(Version {
+                time,
+                control,
+                payload: PrimitiveValue::decode(payload)?,
+                merged_exp,
+            });
+            break;
+        }
+        self.skip_versions(iter, &target[..versions_prefix_len], path)?;
+        Ok(found)
+    }
+
+    /// Moves past the remaining versions of a path: a few `next`s, then a seek.
+    fn skip_versions<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        versions_prefix: &[u8],
+        path: &[u8],
+    ) -> Result<()> {
+        for _ in 0..NEXTS_BEFORE_SEEK {
+            if !(iter.valid()? && iter.key().starts_with(versions_prefix)) {
+                return Ok(());
+            }
+            self.stats.invisible_stepped += 1;
+            iter.next();
+        }
+        if iter.valid()? && iter.key().starts_with(versions_prefix) {
+            // Children start with a type byte above '#'.
+            let mut past = path.to_vec();
+            past.push(KeyEntryType::HybridTime.as_u8() + 1);
+            self.seek(iter, &past);
+        }
+        Ok(())
+    }
+
+    /// Applies the visible version (if any) of the path at `depth`, whose components below
+    /// the read root are `components`.
+    fn apply(
+        &mut self,
+        depth: usize,
+        version: Option<Version>,
+        components: &[(Vec<u8>, KeyEntryValue)],
+    ) {
+        let base = Level::default();
+        while self.stack.len() < depth {
+            let parent = self.stack.last().copied().unwrap_or(base);
+            self.stack.push(parent);
+        }
+        let parent = self.stack.last().copied().unwrap_or(base);
+        let Some(version) = version.filter(|v| v.time > parent.overwrite) else {
+            self.stack.push(parent);
+            return;
+        };
+        let exp = self.effective_expiration(&version, parent);
+        self.stack.push(Level {
+            overwrite: version.time,
+            exp,
+        });
+        if depth < self.root_depth {
+            return;
+        }
+        let expired = is_expired_at(exp, version.time.ht, self.opts.table_ttl, self.opts.read_ht);
+        let value = if expired || version.payload.is_tombstone() {
+            NodeValue::None
+        } else if let Some(kind) = ObjectKind::from_marker(&version.payload) {
+            NodeValue::Marker(kind)
+        } else {
+            NodeValue::Primitive(version.payload)
+        };
+        let node = self.node_at(components);
+        node.value = value;
+        node.children.clear();
+    }
+
+    /// The version's own expiration (its TTL, or a newer merge record's) if it is at least as
+    /// recent as the one its parent passes down; otherwise the parent's.
+    fn effective_expiration(&self, version: &Version, parent: Level) -> Expiration {
+        let own = version.merged_exp.or_else(|| {
+            version
+                .control
+                .ttl
+                .map(|ttl| Expiration::new(version.time.ht, Some(ttl)))
+        });
+        match own {
+            Some(own) if own.write_ht >= parent.exp.write_ht => own,
+            _ => parent.exp,
+        }
+    }
+
+    fn node_at(&mut self, components: &[(Vec<u8>, KeyEntryValue)]) -> &mut Node {
+        let mut node = &mut self.root;
+        for (encoded, key) in components {
+            node = &mut node
+                .children
+                .entry(encoded.clone())
+                .or_insert_with(|| (key.clone(), Node::default()))
+                .1;
+        }
+        node
+    }
+}
+
+/// Number of leading components two paths share.
+fn common_components(prev_ends: &[usize], ends: &[usize], prev: &[u8], cur: &[u8]) -> usize {
+    let same = prev.iter().zip(cur).take_while(|(a, b)| a == b).count();
+    prev_ends
+        .iter()
+        .zip(ends)
+        .take_while(|(p, c)| p == c && **p <= same)
+        .count()
+}
+
+/// Splits the part of a path below the read root into (encoded, decoded) components.
+fn split_components(
+    relative: &[u8],
+    ends: &[usize],
+    root_end: usize,
+) -> Vec<(Vec<u8>, KeyEntryValue)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for &end in ends.iter().filter(|&&e| e > root_end) {
+        let bytes = &relative[start..end - root_end];
+        if let Ok((key, _)) = KeyEntryValue::decode(bytes) {
+            out.push((bytes.to_vec(), key));
+        }
+        start = end - root_end;
+    }
+    out
+}
+
+/// Length of the DocKey at the front of `key`.
+pub fn doc_key_len(key: &[u8]) -> Result<usize> {
+    Ok(DocKey::encoded_len(key)?)
+}

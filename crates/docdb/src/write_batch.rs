@@ -1,0 +1,446 @@
+//! `DocWriteBatch`: the key/value pairs of one atomic write at one hybrid time.
+//!
+//! Operations append `(path, value)` pairs; at commit every pair gets the batch's hybrid time
+//! and the next write id (0, 1, 2, …), so later pairs of the batch are "newer". Operations see
+//! the effects of earlier operations of the same batch (init markers, tombstones, user
+//! timestamps), and, where YugabyteDB's semantics need it, the stored state.
+
+use std::fmt::Write as _;
+
+use dockv::doc_key::{SubDocKey, component_ends};
+use dockv::escape::write_quoted;
+use dockv::value::{PrimitiveValue, TTL_MERGE_FLAG, Ttl, Value, ValueControlFields};
+use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue};
+use engine::Engine;
+
+use crate::db::DocDb;
+use crate::error::{Error, Result};
+use crate::reader::{ReadOptions, VisibleRecord};
+use crate::subdoc::{ObjectKind, SubDocument};
+
+/// Whether writes below a path that has no object also write the parent's init marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InitMarkerBehavior {
+    /// YCQL/YSQL style: no parent init markers, deletes are written blind.
+    #[default]
+    Optional,
+    /// Every object has a `{` marker; writes create missing ones, deletes of missing paths
+    /// write nothing (vectors.md D1).
+    Required,
+}
+
+/// A document to insert or extend, children in the order given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DocLiteral {
+    /// A value.
+    Value(PrimitiveValue),
+    /// An object: keys and children in write order.
+    Object(Vec<(KeyEntryValue, DocLiteral)>),
+    /// A list: elements get new array indexes.
+    List(Vec<DocLiteral>),
+}
+
+/// One pending key/value pair: the path (no hybrid time) and the encoded value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchEntry {
+    /// DocKey + subkeys.
+    pub path: Vec<u8>,
+    /// Encoded value (control fields + payload).
+    pub value: Vec<u8>,
+}
+
+/// Builds one atomic write. Created by [`DocDb::batch`]; nothing is stored until
+/// [`DocWriteBatch::commit`].
+pub struct DocWriteBatch<'db, E: Engine> {
+    db: &'db DocDb<E>,
+    init_markers: InitMarkerBehavior,
+    /// The time the batch will be written at; also the time its existence checks read at.
+    ht: HybridTime,
+    entries: Vec<BatchEntry>,
+    /// List indexes reserved by this batch: (first, count).
+    reserved: Option<(i64, i64)>,
+}
+
+impl<'db, E: Engine> DocWriteBatch<'db, E> {
+    pub(crate) fn new(db: &'db DocDb<E>, ht: HybridTime, init_markers: InitMarkerBehavior) -> Self {
+        DocWriteBatch {
+            db,
+            init_markers,
+            ht,
+            entries: Vec::new(),
+            reserved: None,
+        }
+    }
+
+    /// The pairs so far.
+    pub fn entries(&self) -> &[BatchEntry] {
+        &self.entries
+    }
+
+    /// The batch's hybrid time.
+    pub fn hybrid_time(&self) -> HybridTime {
+        self.ht
+    }
+
+    /// True when nothing would be written.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn push(&mut self, path: Vec<u8>, value: Vec<u8>) {
+        self.entries.push(BatchEntry { path, value });
+    }
+
+    /// Writes `value` at `path` (a primitive, init marker or tombstone), with the init-marker
+    /// and user-timestamp rules of shell.md.
+    pub fn set(&mut self, path: &SubDocKey, value: Value) -> Result<()> {
+        self.set_encoded(&path.encode(), value)
+    }
+
+    fn set_encoded(&mut self, path: &[u8], value: Value) -> Result<()> {
+        if let Some(user_ts) = value.control.user_timestamp {
+            if self.init_markers == InitMarkerBehavior::Required {
+                return Err(Error::InvalidArgument(
+                    "user timestamps cannot be used with required init markers".into(),
+                ));
+            }
+            if self.newer_timestamp_exists(path, user_ts)? {
+                return Ok(());
+            }
+        }
+        let is_delete = value.payload.is_tombstone();
+        if self.init_markers == InitMarkerBehavior::Required {
+            if !self.ensure_ancestors(path, is_delete)? {
+                return Ok(());
+            }
+            if is_delete && !self.state_at(path)?.is_some_and(|s| s.live) {
+                return Ok(());
+            }
+        }
+        self.push(path.to_vec(), value.encode());
+        Ok(())
+    }
+
+    /// Writes a tombstone at `path`. With required init markers, nothing is written when the
+    /// path holds nothing (shell.md rule 1).
+    pub fn delete(&mut self, path: &SubDocKey) -> Result<()> {
+        self.set(path, Value::tombstone())
+    }
+
+    /// Replaces the subdocument at `path`: an init marker, then the children in order.
+    pub fn insert(&mut self, path: &SubDocKey, doc: &DocLiteral, ttl: Option<Ttl>) -> Result<()> {
+        let encoded = path.encode();
+        let marker = match doc {
+            DocLiteral::Value(v) => {
+                return self.set_encoded(&encoded, Value::with_ttl(v.clone(), ttl));
+            }
+            DocLiteral::Object(_) => PrimitiveValue::Object,
+            DocLiteral::List(_) => PrimitiveValue::Array,
+        };
+        if self.init_markers == InitMarkerBehavior::Required
+            && !self.ensure_ancestors(&encoded, false)?
+        {
+            return Ok(());
+        }
+        self.push(encoded.clone(), Value::with_ttl(marker, ttl).encode());
+        self.write_children(&encoded, doc, ttl)
+    }
+
+    /// Writes the children of `doc` under `path` without an init marker at `path`.
+    pub fn extend(&mut self, path: &SubDocKey, doc: &DocLiteral, ttl: Option<Ttl>) -> Result<()> {
+        let encoded = path.encode();
+        match doc {
+            DocLiteral::Value(v) => self.set_encoded(&encoded, Value::with_ttl(v.clone(), ttl)),
+            _ if self.init_markers == InitMarkerBehavior::Required => {
+                // Each leaf creates whatever markers it is missing.
+                let mut leaves = Vec::new();
+                self.flatten(&encoded, doc, &mut leaves);
+                for (leaf, value) in leaves {
+                    self.set_encoded(&leaf, Value::with_ttl(value, ttl))?;
+                }
+                Ok(())
+            }
+            _ => self.write_children(&encoded, doc, ttl),
+        }
+    }
+
+    /// Children of an inserted/extended document, nested containers without markers.
+    fn write_children(&mut self, path: &[u8], doc: &DocLiteral, ttl: Option<Ttl>) -> Result<()> {
+        let mut leaves = Vec::new();
+        self.flatten(path, doc, &mut leaves);
+        for (leaf, value) in leaves {
+            self.push(leaf, Value::with_ttl(value, ttl).encode());
+        }
+        Ok(())
+    }
+
+    /// The leaves of `doc` below `path` in write order; list elements take new indexes.
+    fn flatten(&mut self, path: &[u8], doc: &DocLiteral, out: &mut Vec<(Vec<u8>, PrimitiveValue)>) {
+        match doc {
+            DocLiteral::Value(v) => out.push((path.to_vec(), v.clone())),
+            DocLiteral::Object(children) => {
+                for (key, child) in children {
+                    let mut child_path = path.to_vec();
+                    key.encode_to(&mut child_path);
+                    self.flatten(&child_path, child, out);
+                }
+            }
+            DocLiteral::List(items) => {
+                let first = self.reserve_indexes(items.len() as i64);
+                for (i, item) in items.iter().enumerate() {
+                    let mut child_path = path.to_vec();
+                    KeyEntryValue::ArrayIndex(first + i as i64).encode_to(&mut child_path);
+                    self.flatten(&child_path, item, out);
+                }
+            }
+        }
+    }
+
+    /// Appends list elements with new positive indexes.
+    pub fn append(
+        &mut self,
+        path: &SubDocKey,
+        values: &[PrimitiveValue],
+        ttl: Option<Ttl>,
+    ) -> Result<()> {
+        let encoded = path.encode();
+        let first = self.reserve_indexes(values.len() as i64);
+        for (i, value) in values.iter().enumerate() {
+            let mut child = encoded.clone();
+            KeyEntryValue::ArrayIndex(first + i as i64).encode_to(&mut child);
+            self.set_encoded(&child, Value::with_ttl(value.clone(), ttl))?;
+        }
+        Ok(())
+    }
+
+    /// Prepends list elements: negative indexes, written last-first so that the block reads in
+    /// the order given (YugabyteDB's PREPEND_BLOCK).
+    pub fn prepend(
+        &mut self,
+        path: &SubDocKey,
+        values: &[PrimitiveValue],
+        ttl: Option<Ttl>,
+    ) -> Result<()> {
+        let encoded = path.encode();
+        let first = self.reserve_indexes(values.len() as i64);
+        for (i, value) in values.iter().rev().enumerate() {
+            let mut child = encoded.clone();
+            KeyEntryValue::ArrayIndex(-(first + i as i64)).encode_to(&mut child);
+            self.set_encoded(&child, Value::with_ttl(value.clone(), ttl))?;
+        }
+        Ok(())
+    }
+
+    /// Replaces (or with `None`, deletes) the element at 0-based position `pos` among the list
+    /// elements visible at `read_ht`.
+    pub fn list_set(
+        &mut self,
+        path: &SubDocKey,
+        pos: usize,
+        value: Option<PrimitiveValue>,
+        read_ht: HybridTime,
+    ) -> Result<()> {
+        let list = self.db.get(
+            path,
+            &ReadOptions {
+                read_ht,
+                ..self.db.read_options(read_ht)
+            },
+        )?;
+        let index = match &list {
+            Some(SubDocument::Object { children, .. }) => children
+                .values()
+                .filter_map(|(key, _)| match key {
+                    KeyEntryValue::ArrayIndex(i) => Some(*i),
+                    _ => None,
+                })
+                .nth(pos),
+            _ => None,
+        };
+        let Some(index) = index else {
+            return Err(Error::InvalidArgument(format!(
+                "list has no element at position {pos}"
+            )));
+        };
+        let mut child = path.clone();
+        child.subkeys.push(KeyEntryValue::ArrayIndex(index));
+        self.set(
+            &child,
+            Value::new(value.unwrap_or(PrimitiveValue::Tombstone)),
+        )
+    }
+
+    /// A TTL merge record (Redis EXPIRE, or PERSIST with `None`) at an existing path.
+    pub fn expire(&mut self, path: &SubDocKey, ttl: Option<Ttl>) -> Result<()> {
+        let encoded = path.encode();
+        let Some(state) = self.state_at(&encoded)?.filter(|s| s.live) else {
+            return Err(Error::InvalidArgument(
+                "expire/persist of a path that holds nothing".into(),
+            ));
+        };
+        let payload = match ObjectKind::from_marker(&state.payload) {
+            Some(kind) => kind.marker(),
+            None => PrimitiveValue::String(Vec::new()),
+        };
+        let control = ValueControlFields {
+            merge_flags: TTL_MERGE_FLAG,
+            ttl,
+            ..ValueControlFields::default()
+        };
+        self.push(encoded, Value { control, payload }.encode());
+        Ok(())
+    }
+
+    /// Reserves `count` list indexes; returns the first.
+    fn reserve_indexes(&mut self, count: i64) -> i64 {
+        let first = self.db.reserve_list_indexes(count);
+        self.reserved = Some(match self.reserved {
+            Some((start, n)) => (start, n + count),
+            None => (first, count),
+        });
+        first
+    }
+
+    /// With required init markers: makes sure every ancestor of `path` is an object, adding
+    /// `{` markers where not. For a delete, returns false instead when an ancestor is missing.
+    fn ensure_ancestors(&mut self, path: &[u8], is_delete: bool) -> Result<bool> {
+        let mut ends = Vec::new();
+        component_ends(path, &mut ends)?;
+        for &end in &ends[..ends.len() - 1] {
+            let ancestor = &path[..end];
+            let is_object = self
+                .state_at(ancestor)?
+                .is_some_and(|s| s.live && ObjectKind::from_marker(&s.payload).is_some());
+            if !is_object {
+                if is_delete {
+                    return Ok(false);
+                }
+                self.push(
+                    ancestor.to_vec(),
+                    Value::new(PrimitiveValue::Object).encode(),
+                );
+            }
+        }
+        Ok(true)
+    }
+
+    /// What `path` holds now: the latest pair of this batch at the path or an overwritten
+    /// ancestor, else the stored state as of the batch time.
+    fn state_at(&self, path: &[u8]) -> Result<Option<PathState>> {
+        for entry in self.entries.iter().rev() {
+            if entry.path == path {
+                let value = Value::decode(&entry.value)?;
+                let live = !value.payload.is_tombstone();
+                return Ok(Some(PathState {
+                    payload: value.payload,
+                    live,
+                    user_ts: value.control.user_timestamp,
+                }));
+            }
+            if path.starts_with(&entry.path) && !is_merge(&entry.value) {
+                // An ancestor written by this batch replaced everything below it.
+                return Ok(None);
+            }
+        }
+        let record = self
+            .db
+            .visible_record(path, self.db.read_options(self.ht))?;
+        Ok(record.map(PathState::from))
+    }
+
+    /// Whether the newest version at `path` or an ancestor carries a later timestamp than
+    /// `user_ts` (its user timestamp, else its hybrid time's physical µs).
+    fn newer_timestamp_exists(&self, path: &[u8], user_ts: i64) -> Result<bool> {
+        let batch_ts = self.ht.physical_micros() as i64;
+        for entry in self.entries.iter().rev() {
+            if path.starts_with(&entry.path) {
+                let value = Value::decode(&entry.value)?;
+                if value.control.user_timestamp.unwrap_or(batch_ts) > user_ts {
+                    return Ok(true);
+                }
+            }
+        }
+        let mut ends = Vec::new();
+        component_ends(path, &mut ends)?;
+        for &end in &ends {
+            let opts = self.db.read_options(HybridTime::MAX);
+            if let Some(record) = self.db.visible_record(&path[..end], opts)? {
+                let written = record.time.ht.physical_micros() as i64;
+                let ts = if record.expired {
+                    written
+                } else {
+                    record.control.user_timestamp.unwrap_or(written)
+                };
+                if ts > user_ts {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The batch as YugabyteDB prints a DocWriteBatch: `N. PutCF('<key>', '<value>')`, keys
+    /// without hybrid time (format.md §12).
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        for (i, entry) in self.entries.iter().enumerate() {
+            let _ = write!(out, "{}. PutCF(", i + 1);
+            let _ = write_quoted(&mut out, &entry.path, '\'');
+            out.push_str(", ");
+            let _ = write_quoted(&mut out, &entry.value, '\'');
+            out.push_str(")\n");
+        }
+        out
+    }
+
+    /// Gives back reserved list indexes (when the batch is not committed).
+    pub fn abandon(self) {
+        if let Some((first, count)) = self.reserved {
+            self.db.release_list_indexes(first, count);
+        }
+    }
+
+    /// Writes the batch atomically: pair `i` gets key `path + '#' + (ht, write id i)`.
+    pub fn commit(self) -> Result<usize> {
+        let mut batch = engine::WriteBatch::with_capacity(self.entries.len() + 1);
+        for (i, entry) in self.entries.iter().enumerate() {
+            let mut key = Vec::with_capacity(entry.path.len() + 13);
+            key.extend_from_slice(&entry.path);
+            key.push(KeyEntryType::HybridTime.as_u8());
+            DocHybridTime::new(self.ht, i as u32).encode_to(&mut key);
+            batch.put(key, entry.value.clone());
+        }
+        if let Some((first, count)) = self.reserved {
+            self.db.persist_list_counter(&mut batch, first + count - 1);
+        }
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        self.db.write_engine_batch(&batch, self.ht)?;
+        Ok(self.entries.len())
+    }
+}
+
+fn is_merge(value: &[u8]) -> bool {
+    ValueControlFields::decode(value).is_ok_and(|(c, _)| c.is_ttl_merge())
+}
+
+/// What a path holds, for write-time checks.
+#[derive(Debug, Clone)]
+struct PathState {
+    payload: PrimitiveValue,
+    live: bool,
+    #[allow(dead_code)]
+    user_ts: Option<i64>,
+}
+
+impl From<VisibleRecord> for PathState {
+    fn from(r: VisibleRecord) -> Self {
+        let live = r.is_live();
+        PathState {
+            payload: r.payload,
+            live,
+            user_ts: r.control.user_timestamp,
+        }
+    }
+}

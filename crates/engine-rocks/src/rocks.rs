@@ -1,0 +1,381 @@
+//! [`RocksEngine`]: the [`engine::Engine`] implementation over RocksDB.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use engine::{
+    CompactionOutcome, Engine, EngineIterator, EngineStatistics, IterOptions, KvRead, Result,
+    Snapshot, WriteBatch, WriteOp, WriteOptions,
+};
+use rocksdb::statistics::Ticker;
+use rocksdb::{
+    BlockBasedOptions, BottommostLevelCompaction, CompactOptions, DB, DBCompactionStyle,
+    DBRawIteratorWithThreadMode, Options, ReadOptions, properties,
+};
+
+use crate::config::{BlockCache, CompactionStyle, RocksConfig};
+use crate::error::convert;
+use crate::filter::{FactoryAdapter, ManualCompaction};
+
+/// Replacements are checked and written back in chunks of this many keys, so writers are
+/// held off only briefly at a time.
+const REWRITE_CHUNK: usize = 1024;
+
+/// A RocksDB database (default column family) behind the [`Engine`] trait.
+pub struct RocksEngine {
+    // Declared first so it is dropped (closed) first.
+    db: DB,
+    /// The options the database was opened with; they own its statistics object.
+    options: Options,
+    statistics: bool,
+    path: PathBuf,
+    /// Present when a compaction filter is configured.
+    manual: Option<Arc<ManualCompaction>>,
+    /// Serialises `compact_all`.
+    compaction_lock: Mutex<()>,
+    /// Writes take it shared; `compact_all` takes it exclusively while it checks that a key
+    /// still holds the value a filter saw and writes the filter's replacement. Only used
+    /// when a compaction filter is configured.
+    write_gate: RwLock<()>,
+}
+
+impl std::fmt::Debug for RocksEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RocksEngine")
+            .field("path", &self.path)
+            .field("has_compaction_filter", &self.manual.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RocksEngine {
+    /// Opens (or, with `create_if_missing`, creates) the database described by `config`.
+    pub fn open(config: RocksConfig) -> Result<Self> {
+        let mut options = Options::default();
+        options.create_if_missing(config.create_if_missing);
+        options.set_max_background_jobs(config.max_background_jobs);
+        options.set_max_subcompactions(1);
+        options.set_write_buffer_size(config.write_buffer_size);
+        options.set_compression_type(config.compression.to_rocks());
+        options.set_bottommost_compression_type(config.compression.to_rocks());
+        options.set_keep_log_file_num(10);
+        match config.compaction_style {
+            CompactionStyle::Level => {
+                options.set_compaction_style(DBCompactionStyle::Level);
+                options.set_level_compaction_dynamic_level_bytes(true);
+            }
+            CompactionStyle::Universal => {
+                options.set_compaction_style(DBCompactionStyle::Universal);
+            }
+        }
+
+        let cache = config
+            .shared_block_cache
+            .clone()
+            .unwrap_or_else(|| BlockCache::lru(config.block_cache_bytes));
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&cache.0);
+        if config.bloom_bits_per_key > 0.0 {
+            table.set_bloom_filter(config.bloom_bits_per_key, false);
+            table.set_whole_key_filtering(true);
+        }
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        options.set_block_based_table_factory(&table);
+
+        if let Some(extractor) = config.prefix_extractor {
+            options.set_prefix_extractor(extractor.to_rocks());
+        }
+        if config.memtable_bloom_ratio > 0.0 {
+            options.set_memtable_prefix_bloom_ratio(config.memtable_bloom_ratio);
+            options.set_memtable_whole_key_filtering(true);
+        }
+        if config.statistics {
+            options.enable_statistics();
+        }
+        let manual = config.compaction_filter_factory.map(|factory| {
+            let manual = Arc::new(ManualCompaction::default());
+            options.set_compaction_filter_factory(FactoryAdapter {
+                inner: factory,
+                manual: Arc::clone(&manual),
+            });
+            manual
+        });
+
+        let db = DB::open(&options, &config.path).map_err(convert)?;
+        Ok(Self {
+            db,
+            options,
+            statistics: config.statistics,
+            path: config.path,
+            manual,
+            compaction_lock: Mutex::new(()),
+            write_gate: RwLock::new(()),
+        })
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Waits until no flush or compaction is running or pending.
+    pub fn wait_for_background_work(&self) -> Result<()> {
+        self.db
+            .wait_for_compact(&rocksdb::WaitForCompactOptions::default())
+            .map_err(convert)
+    }
+
+    /// An integer RocksDB property (for example `rocksdb.num-files-at-level0`), if known.
+    pub fn property_int(&self, name: &str) -> Result<Option<u64>> {
+        self.db.property_int_value(name).map_err(convert)
+    }
+
+    fn write_inner(&self, batch: rocksdb::WriteBatch, sync: bool) -> Result<()> {
+        let mut opts = rocksdb::WriteOptions::default();
+        opts.set_sync(sync);
+        self.db.write_opt(batch, &opts).map_err(convert)
+    }
+
+    /// Writes back the computed replacements of a `compact_all`, each only if its key still
+    /// holds the value the filter saw. Returns how many were written.
+    fn apply_replacements(
+        &self,
+        replacements: BTreeMap<Vec<u8>, crate::filter::Replacement>,
+    ) -> Result<u64> {
+        let mut written = 0;
+        let mut pending = replacements.into_iter().peekable();
+        while pending.peek().is_some() {
+            let _exclusive = self
+                .write_gate
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            let mut batch = rocksdb::WriteBatch::default();
+            for (key, replacement) in pending.by_ref().take(REWRITE_CHUNK) {
+                let current = self.db.get_pinned(&key).map_err(convert)?;
+                if current.as_deref() == Some(replacement.seen.as_slice()) {
+                    batch.put(&key, &replacement.new);
+                    written += 1;
+                }
+            }
+            self.write_inner(batch, false)?;
+        }
+        Ok(written)
+    }
+}
+
+/// Translates iterator options; bounds move into the `ReadOptions`, which the iterator
+/// owns.
+fn read_options(opts: IterOptions) -> ReadOptions {
+    let mut read = ReadOptions::default();
+    let IterOptions {
+        lower,
+        upper,
+        prefix_same_as_start,
+        fill_cache,
+    } = opts;
+    // RocksDB expects lower <= upper; an inverted range is simply empty.
+    let upper = match (&lower, upper) {
+        (Some(lower), Some(upper)) if upper < *lower => Some(lower.clone()),
+        (_, upper) => upper,
+    };
+    if let Some(lower) = lower {
+        read.set_iterate_lower_bound(lower);
+    }
+    if let Some(upper) = upper {
+        read.set_iterate_upper_bound(upper);
+    }
+    read.fill_cache(fill_cache);
+    read.set_prefix_same_as_start(prefix_same_as_start);
+    // With a prefix extractor configured, RocksDB only guarantees a total-order scan when
+    // asked for one; without an extractor this is a no-op.
+    read.set_total_order_seek(!prefix_same_as_start);
+    read
+}
+
+impl KvRead for RocksEngine {
+    type Iter<'a> = RocksIter<'a>;
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .db
+            .get_pinned(key)
+            .map_err(convert)?
+            .map(|value| value.to_vec()))
+    }
+
+    fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
+        Ok(RocksIter {
+            inner: self.db.raw_iterator_opt(read_options(opts)),
+        })
+    }
+}
+
+impl Engine for RocksEngine {
+    type Snapshot<'a> = RocksSnapshot<'a>;
+
+    fn snapshot(&self) -> RocksSnapshot<'_> {
+        RocksSnapshot {
+            inner: self.db.snapshot(),
+        }
+    }
+
+    fn write(&self, batch: &WriteBatch, opts: WriteOptions) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut rocks_batch = rocksdb::WriteBatch::with_capacity_bytes(
+            batch.approximate_size() + 12, // + RocksDB's batch header
+        );
+        for op in batch {
+            match op {
+                WriteOp::Put(key, value) => rocks_batch.put(key, value),
+                WriteOp::Delete(key) => rocks_batch.delete(key),
+            }
+        }
+        let _shared = self.manual.as_ref().map(|_| {
+            self.write_gate
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+        });
+        self.write_inner(rocks_batch, opts.sync)
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.db.flush().map_err(convert)
+    }
+
+    fn compact_all(&self) -> Result<CompactionOutcome> {
+        let _serialised = self
+            .compaction_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut compact = CompactOptions::default();
+        compact.set_exclusive_manual_compaction(true);
+        compact.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+
+        if let Some(manual) = &self.manual {
+            manual.begin();
+        }
+        let compacted = self.db.flush().map(|()| {
+            self.db
+                .compact_range_opt(None::<&[u8]>, None::<&[u8]>, &compact)
+        });
+        let Some(manual) = &self.manual else {
+            compacted.map_err(convert)?;
+            return Ok(CompactionOutcome::default());
+        };
+        let run = manual.finish();
+        compacted.map_err(convert)?;
+        let mut outcome = run.outcome;
+        outcome.rewritten = self.apply_replacements(run.replacements)?;
+        Ok(outcome)
+    }
+
+    fn statistics(&self) -> Result<EngineStatistics> {
+        let mut counters = BTreeMap::new();
+        let mut text = String::new();
+        if self.statistics {
+            for ticker in Ticker::iter() {
+                counters.insert(
+                    ticker.name().to_owned(),
+                    self.options.get_ticker_count(*ticker),
+                );
+            }
+            text.push_str(&self.options.get_statistics().unwrap_or_default());
+        }
+        for property in [
+            properties::ESTIMATE_NUM_KEYS,
+            properties::TOTAL_SST_FILES_SIZE,
+            properties::LIVE_SST_FILES_SIZE,
+            properties::CUR_SIZE_ALL_MEM_TABLES,
+            properties::NUM_SNAPSHOTS,
+            properties::NUM_RUNNING_COMPACTIONS,
+            properties::ESTIMATE_PENDING_COMPACTION_BYTES,
+        ] {
+            if let Some(value) = self.db.property_int_value(property).map_err(convert)? {
+                counters.insert(property.to_string(), value);
+            }
+        }
+        if let Some(stats) = self.db.property_value(properties::STATS).map_err(convert)? {
+            text.push_str(&stats);
+        }
+        Ok(EngineStatistics { counters, text })
+    }
+}
+
+/// A RocksDB snapshot; borrows its engine.
+pub struct RocksSnapshot<'a> {
+    inner: rocksdb::SnapshotWithThreadMode<'a, DB>,
+}
+
+impl KvRead for RocksSnapshot<'_> {
+    type Iter<'b>
+        = RocksIter<'b>
+    where
+        Self: 'b;
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self
+            .inner
+            .get_pinned_opt(key, ReadOptions::default())
+            .map_err(convert)?
+            .map(|value| value.to_vec()))
+    }
+
+    fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
+        Ok(RocksIter {
+            inner: self.inner.raw_iterator_opt(read_options(opts)),
+        })
+    }
+}
+
+impl Snapshot for RocksSnapshot<'_> {}
+
+/// A RocksDB iterator (`DBRawIterator`) behind [`EngineIterator`].
+pub struct RocksIter<'a> {
+    inner: DBRawIteratorWithThreadMode<'a, DB>,
+}
+
+impl EngineIterator for RocksIter<'_> {
+    fn seek(&mut self, key: &[u8]) {
+        self.inner.seek(key);
+    }
+
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        self.inner.seek_for_prev(key);
+    }
+
+    fn seek_to_first(&mut self) {
+        self.inner.seek_to_first();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.inner.seek_to_last();
+    }
+
+    fn next(&mut self) {
+        self.inner.next();
+    }
+
+    fn prev(&mut self) {
+        self.inner.prev();
+    }
+
+    fn valid(&self) -> Result<bool> {
+        if self.inner.valid() {
+            Ok(true)
+        } else {
+            self.inner.status().map_err(convert).map(|()| false)
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        self.inner.key().unwrap_or_default()
+    }
+
+    fn value(&self) -> &[u8] {
+        self.inner.value().unwrap_or_default()
+    }
+}

@@ -1,0 +1,362 @@
+//! RocksDB-specific behaviour: persistence across reopen, the compaction-filter adapter in
+//! automatic and manual compactions, statistics.
+
+use std::sync::{Arc, OnceLock, Weak};
+
+use engine::testing::RecordingFactory;
+use engine::{
+    CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
+    EngineIterator, Error, IterOptions, KvRead, WriteBatch, WriteOptions,
+};
+use engine_rocks::{BlockCache, PrefixExtractor, RocksConfig, RocksEngine};
+
+fn config(dir: &tempfile::TempDir) -> RocksConfig {
+    RocksConfig {
+        block_cache_bytes: 8 << 20,
+        ..RocksConfig::new(dir.path().join("db"))
+    }
+}
+
+fn put(e: &RocksEngine, key: &[u8], value: &[u8]) {
+    let mut batch = WriteBatch::new();
+    batch.put(key, value);
+    e.write(&batch, WriteOptions::default()).expect("write");
+}
+
+fn get(e: &impl KvRead, key: &[u8]) -> Option<Vec<u8>> {
+    e.get(key).expect("get")
+}
+
+#[test]
+fn data_survives_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let e = RocksEngine::open(config(&dir)).expect("open");
+        for i in 0..1000u32 {
+            put(&e, format!("flushed{i:04}").as_bytes(), &i.to_be_bytes());
+        }
+        e.flush().expect("flush");
+        let mut batch = WriteBatch::new();
+        batch.put(&b"synced"[..], &b"yes"[..]);
+        batch.delete(&b"flushed0000"[..]);
+        e.write(&batch, WriteOptions::sync()).expect("synced write");
+        // Left in the memtable: recovered from the write-ahead log.
+        put(&e, b"unflushed", b"wal");
+    }
+    let reopened = RocksConfig {
+        create_if_missing: false,
+        ..config(&dir)
+    };
+    let e = RocksEngine::open(reopened).expect("reopen");
+    assert_eq!(get(&e, b"flushed0000"), None);
+    assert_eq!(get(&e, b"flushed0999"), Some(999u32.to_be_bytes().to_vec()));
+    assert_eq!(get(&e, b"synced"), Some(b"yes".to_vec()));
+    assert_eq!(get(&e, b"unflushed"), Some(b"wal".to_vec()));
+    let mut it = e
+        .iterator(IterOptions::new().lower("flushed").upper("flushee"))
+        .expect("iterator");
+    it.seek_to_first();
+    let mut count = 0;
+    while it.valid().expect("status") {
+        count += 1;
+        it.next();
+    }
+    assert_eq!(count, 999);
+    put(&e, b"after-reopen", b"ok");
+    assert_eq!(get(&e, b"after-reopen"), Some(b"ok".to_vec()));
+}
+
+#[test]
+fn opening_a_missing_database_without_create_fails_cleanly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let result = RocksEngine::open(RocksConfig {
+        create_if_missing: false,
+        ..config(&dir)
+    });
+    assert!(
+        matches!(result, Err(Error::InvalidArgument(_))),
+        "{result:?}"
+    );
+}
+
+/// A filter that asks to replace everything, even when it is told it cannot.
+fn always_replace(_ctx: &CompactionContext, _key: &[u8], value: &[u8]) -> CompactionDecision {
+    let mut new_value = value.to_vec();
+    new_value.extend_from_slice(b"+");
+    CompactionDecision::Replace(new_value)
+}
+
+#[test]
+fn automatic_compactions_treat_replace_as_keep() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let factory = RecordingFactory::new(always_replace);
+    let e = RocksEngine::open(RocksConfig {
+        compaction_filter_factory: Some(Arc::clone(&factory) as Arc<dyn CompactionFilterFactory>),
+        ..config(&dir)
+    })
+    .expect("open");
+    // Enough flushed files to trigger an automatic compaction (the trigger is 4 files).
+    for file in 0..6u32 {
+        for i in 0..50u32 {
+            put(
+                &e,
+                format!("k{i:03}").as_bytes(),
+                format!("v{file}").as_bytes(),
+            );
+        }
+        e.flush().expect("flush");
+    }
+    e.wait_for_background_work().expect("wait");
+    let log = factory.log();
+    assert!(
+        log.contexts.iter().any(|c| !c.is_manual),
+        "no automatic compaction ran: {:?}",
+        log.contexts
+    );
+    assert!(
+        log.contexts.iter().all(|c| !c.can_replace),
+        "{:?}",
+        log.contexts
+    );
+    assert_eq!(get(&e, b"k000"), Some(b"v5".to_vec()), "Replace ignored");
+
+    let outcome = e.compact_all().expect("compact");
+    assert_eq!(outcome.rewritten, 50, "{outcome:?}");
+    assert_eq!(get(&e, b"k000"), Some(b"v5+".to_vec()), "Replace honoured");
+    assert_eq!(get(&e, b"k049"), Some(b"v5+".to_vec()));
+    assert!(
+        factory
+            .log()
+            .contexts
+            .iter()
+            .any(|c| c.is_manual && c.can_replace && c.is_full)
+    );
+}
+
+/// Overwrites each key it sees through the engine, then asks to replace it: simulates a
+/// writer racing `compact_all`.
+struct RacingFactory {
+    engine: OnceLock<Weak<RocksEngine>>,
+}
+
+struct RacingFilter {
+    engine: Option<Arc<RocksEngine>>,
+}
+
+impl CompactionFilterFactory for RacingFactory {
+    fn create(&self, _ctx: &CompactionContext) -> Box<dyn CompactionFilter> {
+        Box::new(RacingFilter {
+            engine: self.engine.get().and_then(Weak::upgrade),
+        })
+    }
+}
+
+impl CompactionFilter for RacingFilter {
+    fn filter(&mut self, key: &[u8], value: &[u8]) -> CompactionDecision {
+        if let Some(engine) = &self.engine
+            && key.starts_with(b"race")
+            && value == b"old"
+        {
+            put(engine, key, b"newer");
+        }
+        CompactionDecision::Replace(b"replaced".to_vec())
+    }
+}
+
+#[test]
+fn replace_is_not_written_back_over_a_newer_value() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let factory = Arc::new(RacingFactory {
+        engine: OnceLock::new(),
+    });
+    let e = Arc::new(
+        RocksEngine::open(RocksConfig {
+            compaction_filter_factory: Some(
+                Arc::clone(&factory) as Arc<dyn CompactionFilterFactory>
+            ),
+            ..config(&dir)
+        })
+        .expect("open"),
+    );
+    assert!(factory.engine.set(Arc::downgrade(&e)).is_ok());
+    put(&e, b"race", b"old");
+    put(&e, b"calm", b"old");
+    let outcome = e.compact_all().expect("compact");
+    assert_eq!(
+        get(&*e, b"race"),
+        Some(b"newer".to_vec()),
+        "the newer write wins"
+    );
+    assert_eq!(get(&*e, b"calm"), Some(b"replaced".to_vec()));
+    assert_eq!(outcome.rewritten, 1, "{outcome:?}");
+    drop(factory);
+}
+
+struct PanickingFactory;
+
+struct PanickingFilter;
+
+impl CompactionFilterFactory for PanickingFactory {
+    fn create(&self, _ctx: &CompactionContext) -> Box<dyn CompactionFilter> {
+        Box::new(PanickingFilter)
+    }
+}
+
+impl CompactionFilter for PanickingFilter {
+    fn filter(&mut self, key: &[u8], _value: &[u8]) -> CompactionDecision {
+        assert!(key != b"m-boom", "the filter panics on m-boom");
+        CompactionDecision::Remove
+    }
+}
+
+#[test]
+fn a_panicking_filter_keeps_the_rest_of_the_compaction() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(RocksConfig {
+        compaction_filter_factory: Some(Arc::new(PanickingFactory)),
+        ..config(&dir)
+    })
+    .expect("open");
+    for key in ["a-removed", "m-boom", "z-kept"] {
+        put(&e, key.as_bytes(), b"v");
+    }
+    e.compact_all().expect("compact");
+    assert_eq!(get(&e, b"a-removed"), None, "before the panic: removed");
+    assert_eq!(
+        get(&e, b"m-boom"),
+        Some(b"v".to_vec()),
+        "the panicking key is kept"
+    );
+    assert_eq!(
+        get(&e, b"z-kept"),
+        Some(b"v".to_vec()),
+        "after the panic: kept"
+    );
+}
+
+#[test]
+fn statistics_are_readable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(config(&dir)).expect("open");
+    for i in 0..100u32 {
+        put(&e, format!("k{i}").as_bytes(), b"v");
+    }
+    e.flush().expect("flush");
+    for i in 0..100u32 {
+        assert!(get(&e, format!("k{i}").as_bytes()).is_some());
+    }
+    let stats = e.statistics().expect("statistics");
+    assert_eq!(stats.counter("rocksdb.number.keys.written"), Some(100));
+    assert!(stats.counter("rocksdb.number.keys.read") >= Some(100));
+    assert!(stats.counter("rocksdb.block.cache.miss").is_some());
+    assert!(
+        stats
+            .counter("rocksdb.estimate-num-keys")
+            .is_some_and(|n| n > 0)
+    );
+    assert!(
+        stats
+            .counter("rocksdb.total-sst-files-size")
+            .is_some_and(|n| n > 0)
+    );
+    assert!(
+        stats.text.contains("rocksdb.block.cache.hit COUNT"),
+        "{}",
+        stats.text
+    );
+    assert!(stats.text.contains("Compaction Stats"), "{}", stats.text);
+
+    let dir2 = tempfile::tempdir().expect("tempdir");
+    let quiet = RocksEngine::open(RocksConfig {
+        statistics: false,
+        ..config(&dir2)
+    })
+    .expect("open");
+    let stats = quiet.statistics().expect("statistics");
+    assert_eq!(stats.counter("rocksdb.number.keys.written"), None);
+    assert!(stats.counter("rocksdb.estimate-num-keys").is_some());
+}
+
+#[test]
+fn engines_can_share_a_block_cache() {
+    let cache = BlockCache::lru(4 << 20);
+    let dirs = [
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    ];
+    let engines: Vec<RocksEngine> = dirs
+        .iter()
+        .map(|dir| {
+            RocksEngine::open(RocksConfig {
+                shared_block_cache: Some(cache.clone()),
+                ..config(dir)
+            })
+            .expect("open")
+        })
+        .collect();
+    for e in &engines {
+        for i in 0..100u32 {
+            put(e, format!("k{i}").as_bytes(), &[0u8; 100]);
+        }
+        e.flush().expect("flush");
+        assert!(get(e, b"k1").is_some());
+    }
+    assert!(cache.usage() > 0);
+}
+
+fn docdb_like_prefix(key: &[u8]) -> &[u8] {
+    // Everything up to and including the first 0x00 separator.
+    match key.iter().position(|&b| b == 0) {
+        Some(i) => key.get(..=i).unwrap_or(key),
+        None => key,
+    }
+}
+
+fn has_separator(key: &[u8]) -> bool {
+    key.contains(&0)
+}
+
+#[test]
+fn prefix_iteration_with_a_custom_extractor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(RocksConfig {
+        prefix_extractor: Some(PrefixExtractor::Custom {
+            name: "test.first-separator",
+            transform: docdb_like_prefix,
+            in_domain: has_separator,
+        }),
+        ..config(&dir)
+    })
+    .expect("open");
+    for doc in ["a", "b", "c"] {
+        for col in 0..10u8 {
+            put(&e, &[doc.as_bytes(), b"\0", &[col]].concat(), b"v");
+        }
+    }
+    e.flush().expect("flush");
+    let mut it = e
+        .iterator(
+            IterOptions::new()
+                .lower(&b"b\0"[..])
+                .upper(&b"b\x01"[..])
+                .prefix_same_as_start(true),
+        )
+        .expect("iterator");
+    it.seek(b"b\0");
+    let mut count = 0;
+    while it.valid().expect("status") {
+        assert!(it.key().starts_with(b"b\0"));
+        count += 1;
+        it.next();
+    }
+    assert_eq!(count, 10);
+    // A total-order scan still sees every key.
+    let mut it = e.iterator(IterOptions::new()).expect("iterator");
+    it.seek(b"a\0\x05");
+    let mut count = 0;
+    while it.valid().expect("status") {
+        count += 1;
+        it.next();
+    }
+    assert_eq!(count, 25);
+}

@@ -1,0 +1,110 @@
+//! Cursors over sorted key/value pairs and their options.
+
+use crate::Result;
+
+/// Options for opening an iterator.
+///
+/// Bounds are enforced by every engine in both directions: positioning operations clamp to
+/// the range, and an iterator that would step outside it becomes invalid. A range with
+/// `lower >= upper` is empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IterOptions {
+    /// Inclusive lower bound: keys `< lower` are never returned.
+    pub lower: Option<Vec<u8>>,
+    /// Exclusive upper bound: keys `>= upper` are never returned.
+    pub upper: Option<Vec<u8>>,
+    /// Hint that the caller only reads keys sharing the seek target's prefix, as defined by
+    /// a prefix extractor configured on the backend (RocksDB's `prefix_same_as_start`). A
+    /// backend with such an extractor may then use prefix bloom filters and stop at the end
+    /// of the target's prefix; a backend without one ignores the hint.
+    ///
+    /// Results only agree across engines when (1) every seek target lies inside the prefix
+    /// (`seek`, `seek_for_prev`, and `seek_to_first` whose target is `lower`; not
+    /// `seek_to_last`, whose target is `upper`), and (2) `lower`/`upper` confine the range to
+    /// that prefix. Default `false`.
+    pub prefix_same_as_start: bool,
+    /// Whether blocks read by this iterator are added to the block cache. Turn off for large
+    /// one-off scans (full dumps, GC passes) so they do not evict the working set.
+    /// Default `true`.
+    pub fill_cache: bool,
+}
+
+impl Default for IterOptions {
+    fn default() -> Self {
+        Self {
+            lower: None,
+            upper: None,
+            prefix_same_as_start: false,
+            fill_cache: true,
+        }
+    }
+}
+
+impl IterOptions {
+    /// Unbounded iteration with default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the inclusive lower bound.
+    pub fn lower(mut self, lower: impl Into<Vec<u8>>) -> Self {
+        self.lower = Some(lower.into());
+        self
+    }
+
+    /// Sets the exclusive upper bound.
+    pub fn upper(mut self, upper: impl Into<Vec<u8>>) -> Self {
+        self.upper = Some(upper.into());
+        self
+    }
+
+    /// Sets `fill_cache`.
+    pub fn fill_cache(mut self, fill_cache: bool) -> Self {
+        self.fill_cache = fill_cache;
+        self
+    }
+
+    /// Sets `prefix_same_as_start` (see the field's documentation for the contract).
+    pub fn prefix_same_as_start(mut self, on: bool) -> Self {
+        self.prefix_same_as_start = on;
+        self
+    }
+
+    /// True if `key` lies within `[lower, upper)`.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.lower.as_deref().is_none_or(|lower| key >= lower)
+            && self.upper.as_deref().is_none_or(|upper| key < upper)
+    }
+}
+
+/// A bidirectional cursor over key/value pairs in ascending key order, within the bounds
+/// given by [`IterOptions`].
+///
+/// A new iterator is unpositioned (invalid) until one of the seek methods is called. The
+/// view is consistent: it reflects the database as of the iterator's creation (or its
+/// snapshot) and does not see later writes.
+///
+/// `next` and `prev` on an invalid iterator do nothing. `key` and `value` may only be
+/// called while [`valid`](EngineIterator::valid) returns `Ok(true)`; otherwise they return
+/// an empty slice.
+pub trait EngineIterator {
+    /// Positions at the first key `>= key` (clamped up to the lower bound).
+    fn seek(&mut self, key: &[u8]);
+    /// Positions at the last key `<= key` (clamped down to below the upper bound).
+    fn seek_for_prev(&mut self, key: &[u8]);
+    /// Positions at the first key within the bounds.
+    fn seek_to_first(&mut self);
+    /// Positions at the last key within the bounds.
+    fn seek_to_last(&mut self);
+    /// Moves to the next key; becomes invalid past the last key or the upper bound.
+    fn next(&mut self);
+    /// Moves to the previous key; becomes invalid before the first key or the lower bound.
+    fn prev(&mut self);
+    /// `Ok(true)` if positioned on a pair, `Ok(false)` if exhausted or unpositioned, and
+    /// `Err` if the iterator hit an error (I/O, corruption) since the last seek.
+    fn valid(&self) -> Result<bool>;
+    /// The current key (empty if not valid).
+    fn key(&self) -> &[u8];
+    /// The current value (empty if not valid).
+    fn value(&self) -> &[u8];
+}
