@@ -216,6 +216,11 @@ impl<E: Engine> DocDb<E> {
             .configure(options.table_ttl, options.history_retention, HashSet::new());
     }
 
+    /// Closes the document layer and returns the engine (to close or reopen it).
+    pub fn into_engine(self) -> E {
+        self.engine
+    }
+
     /// The engine underneath.
     pub fn engine(&self) -> &E {
         &self.engine
@@ -409,7 +414,7 @@ fn diff_stats(after: &GcStats, before: &GcStats) -> GcStats {
         tombstones_dropped: after.tombstones_dropped - before.tombstones_dropped,
         expired_dropped: after.expired_dropped - before.expired_dropped,
         expired_to_tombstone: after.expired_to_tombstone - before.expired_to_tombstone,
-        merges_folded: after.merges_folded - before.merges_folded,
+        merges_dropped: after.merges_dropped - before.merges_dropped,
         deleted_column_dropped: after.deleted_column_dropped - before.deleted_column_dropped,
         undecodable_kept: after.undecodable_kept - before.undecodable_kept,
     }

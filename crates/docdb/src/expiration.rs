@@ -61,6 +61,52 @@ pub fn is_expired_at(
     has_expired(from, ttl, read_ht)
 }
 
+/// The expiration a record written at `record_ht` inherits: that of the nearest ancestor
+/// level still alive at `record_ht` (`chain` runs from the parent up to the root). An expired
+/// value counts as deleted from its expiry on, so it passes nothing down to what is written
+/// later; skipping it (rather than stopping) keeps an ancestor's TTL, e.g. a later Redis
+/// EXPIRE on the document, in force. This is also what lets GC drop expired levels without
+/// changing what any reader sees.
+pub fn inherited(chain: impl IntoIterator<Item = Expiration>, record_ht: HybridTime) -> Expiration {
+    chain
+        .into_iter()
+        .find(|exp| !has_expired(exp.write_ht, exp.ttl, record_ht))
+        .unwrap_or_default()
+}
+
+/// A record's own expiration: a newer TTL merge record's if there is one, else its own TTL's.
+/// A merge record does not revive a value whose own TTL had already run out when it was
+/// written.
+pub fn own_expiration(
+    record_ht: HybridTime,
+    ttl: Option<Ttl>,
+    merged: Option<Expiration>,
+) -> Option<Expiration> {
+    let own = ttl.map(|ttl| Expiration::new(record_ht, Some(ttl)));
+    match (merged, own) {
+        (Some(merge), Some(own)) if has_expired(own.write_ht, own.ttl, merge.write_ht) => Some(own),
+        (Some(merge), _) => Some(merge),
+        (None, own) => own,
+    }
+}
+
+/// The expiration in force for a record written at `record_ht`, given its own (TTL or merge
+/// record) and its ancestors' (`chain`, parent first): its own when at least as recent as what
+/// it inherits (YugabyteDB's rule), else the inherited one, except that a newer TTL above never
+/// revives a record whose own TTL had already run out.
+pub fn effective_expiration(
+    own: Option<Expiration>,
+    chain: impl IntoIterator<Item = Expiration>,
+    record_ht: HybridTime,
+) -> Expiration {
+    let parent = inherited(chain, record_ht);
+    match own {
+        Some(own) if own.write_ht >= parent.write_ht => own,
+        Some(own) if has_expired(own.write_ht, own.ttl, parent.write_ht) => own,
+        _ => parent,
+    }
+}
+
 /// Micros of physical time from `earlier` to `later` (may be negative).
 pub fn physical_diff_micros(later: HybridTime, earlier: HybridTime) -> i64 {
     later.physical_micros() as i64 - earlier.physical_micros() as i64
@@ -96,6 +142,37 @@ mod tests {
         ));
         assert!(!has_expired(us(0), None, HybridTime::MAX));
         assert!(!has_expired(us(0), Some(Ttl::RESET), HybridTime::MAX));
+    }
+
+    #[test]
+    fn expired_levels_pass_down_what_is_above_them() {
+        let parent = Expiration::new(us(1000), Some(Ttl(1)));
+        let root = Expiration::new(us(900), Some(Ttl(10)));
+        assert_eq!(inherited([parent, root], us(1500)), parent);
+        assert_eq!(inherited([parent, root], us(2000)), parent);
+        assert_eq!(inherited([parent, root], us(2001)), root);
+        assert_eq!(inherited([parent], us(2001)), Expiration::default());
+    }
+
+    #[test]
+    fn newer_parent_ttl_does_not_revive() {
+        let parent = Expiration::new(us(5000), None); // e.g. PERSIST at 5000
+        let own = Expiration::new(us(1000), Some(Ttl(1)));
+        assert_eq!(effective_expiration(Some(own), [parent], us(1000)), own);
+        let alive = Expiration::new(us(4500), Some(Ttl(1)));
+        assert_eq!(
+            effective_expiration(Some(alive), [parent], us(4500)),
+            parent
+        );
+        let merge = Expiration::new(us(3000), Some(Ttl(10)));
+        assert_eq!(
+            own_expiration(us(1000), Some(Ttl(1)), Some(merge)),
+            Some(own)
+        );
+        assert_eq!(
+            own_expiration(us(2500), Some(Ttl(1)), Some(merge)),
+            Some(merge)
+        );
     }
 
     #[test]

@@ -13,7 +13,9 @@ use dockv::doc_key::component_ends;
 use dockv::value::{Ttl, ValueControlFields};
 use dockv::{DocHybridTime, HybridTime, ValueEntryType};
 
-use crate::expiration::{Expiration, is_expired_at, physical_diff_micros};
+use crate::expiration::{
+    Expiration, effective_expiration, has_expired, is_expired_at, own_expiration,
+};
 
 /// What a compaction may assume and do.
 #[derive(Debug, Clone, Default)]
@@ -25,8 +27,8 @@ pub struct GcParams {
     /// No older data exists outside this compaction (a full/major compaction), so
     /// tombstones and expired values can be dropped rather than kept as tombstones.
     pub full: bool,
-    /// The caller can apply computed rewrites (TTL merge folding, intent-time stripping).
-    /// When false, merge records are kept and nothing is rewritten.
+    /// The caller can apply computed rewrites (stripping the intent time). When false,
+    /// nothing is rewritten.
     pub can_rewrite: bool,
     /// Column ids dropped from the schema; their cells at or below the cutoff are dropped.
     pub deleted_columns: HashSet<i32>,
@@ -58,8 +60,8 @@ pub struct GcStats {
     pub expired_dropped: u64,
     /// Expired values turned into tombstones.
     pub expired_to_tombstone: u64,
-    /// TTL merge records folded into the value below them.
-    pub merges_folded: u64,
+    /// TTL merge records dropped: superseded by a newer one, or expired.
+    pub merges_dropped: u64,
     /// Cells of deleted columns dropped.
     pub deleted_column_dropped: u64,
     /// Records kept untouched because they could not be decoded (never dropped).
@@ -74,7 +76,7 @@ impl GcStats {
         self.tombstones_dropped += other.tombstones_dropped;
         self.expired_dropped += other.expired_dropped;
         self.expired_to_tombstone += other.expired_to_tombstone;
-        self.merges_folded += other.merges_folded;
+        self.merges_dropped += other.merges_dropped;
         self.deleted_column_dropped += other.deleted_column_dropped;
         self.undecodable_kept += other.undecodable_kept;
     }
@@ -97,6 +99,8 @@ pub struct GcFilter {
     ends: Vec<usize>,
     overwrite: Vec<Overwrite>,
     within_merge_block: bool,
+    /// The expiration set by the newest merge record of the current merge block.
+    block_merge: Option<Expiration>,
     stats: GcStats,
 }
 
@@ -114,6 +118,7 @@ impl GcFilter {
             ends: Vec::new(),
             overwrite: Vec::new(),
             within_merge_block: false,
+            block_merge: None,
             stats: GcStats::default(),
         }
     }
@@ -165,7 +170,9 @@ impl GcFilter {
             .map_or((DocHybridTime::MIN, Expiration::default()), |o| {
                 (o.time, o.expiration)
             });
-        if time < prev_time && !is_merge {
+        // Merge records count here too (YugabyteDB exempts them): one older than a newer
+        // value or an ancestor's overwrite no longer applies to anything readers see.
+        if time < prev_time {
             self.stats.overwritten_dropped += 1;
             return Some(GcDecision::Discard);
         }
@@ -176,15 +183,12 @@ impl GcFilter {
                 expiration: prev_exp,
             });
         }
-        let popped_exp = self
-            .overwrite
-            .last()
-            .map_or(Expiration::default(), |o| o.expiration);
         if self.overwrite.len() == new_stack_size {
             self.overwrite.pop();
         }
         if !same_path {
             self.within_merge_block = false;
+            self.block_merge = None;
         }
         if time.ht > self.params.history_cutoff {
             self.overwrite.push(Overwrite {
@@ -203,31 +207,27 @@ impl GcFilter {
         } else {
             prev_time.max(time)
         };
-        let own_exp = Expiration::new(time.ht, control.ttl);
-        let expiration = if self.within_merge_block {
-            popped_exp
-        } else if time.ht >= prev_exp.write_ht && (control.ttl.is_some() || is_merge) {
-            own_exp
+        // The same rules as the read path (reader.rs), with the parent's level on the stack.
+        let own = if is_merge {
+            Some(Expiration::new(time.ht, control.ttl))
         } else {
-            prev_exp
+            own_expiration(time.ht, control.ttl, self.block_merge)
         };
+        let chain = self.overwrite.iter().rev().map(|o| o.expiration);
+        let expiration = effective_expiration(own, chain, time.ht);
         self.overwrite.push(Overwrite {
             time: overwrite_time,
             expiration,
         });
 
         if is_merge {
-            self.within_merge_block = true;
-            if self.params.can_rewrite {
-                self.stats.merges_folded += 1;
-                return Some(GcDecision::Discard);
-            }
-            return Some(GcDecision::Keep);
+            return Some(self.merge_record(expiration));
         }
         let value_type = payload.first().and_then(|&b| ValueEntryType::from_u8(b));
         let cutoff = self.params.history_cutoff;
+        self.within_merge_block = false;
+        self.block_merge = None;
         if is_expired_at(expiration, time.ht, self.params.table_ttl, cutoff) {
-            self.within_merge_block = false;
             return Some(if self.params.full {
                 self.stats.expired_dropped += 1;
                 GcDecision::Discard
@@ -236,12 +236,7 @@ impl GcFilter {
                 GcDecision::Tombstone
             });
         }
-        if self.within_merge_block {
-            self.within_merge_block = false;
-            if self.params.can_rewrite {
-                return Some(self.fold_merge(control, payload, time, expiration));
-            }
-        } else if control.intent_doc_ht.is_some() && time.ht < cutoff && self.params.can_rewrite {
+        if control.intent_doc_ht.is_some() && time.ht < cutoff && self.params.can_rewrite {
             let control = ValueControlFields {
                 intent_doc_ht: None,
                 ..control
@@ -255,23 +250,28 @@ impl GcFilter {
         Some(GcDecision::Keep)
     }
 
-    /// Applies a TTL merge record to the value below it: the TTL is restated relative to the
-    /// value's own write time so that it expires when the merge record said.
-    fn fold_merge(
-        &mut self,
-        control: ValueControlFields,
-        payload: &[u8],
-        time: DocHybridTime,
-        merged: Expiration,
-    ) -> GcDecision {
-        let ttl = merged.ttl.map(|ttl| {
-            let shift_ms = physical_diff_micros(merged.write_ht, time.ht) / 1000;
-            Ttl(ttl.millis().saturating_add(shift_ms))
-        });
-        if let Some(top) = self.overwrite.last_mut() {
-            top.expiration = Expiration::new(time.ht, ttl);
+    /// A TTL merge record at or below the cutoff. Only the newest one of a path matters to
+    /// readers, so older ones go. The newest is kept rather than folded into the value below
+    /// (YugabyteDB restates the value's TTL, but TTLs are whole milliseconds, so folding would
+    /// move the expiry by up to 1 ms and change reads after the cutoff). Once its own TTL has
+    /// run out by the cutoff, a full compaction drops it: the value under it expires with it
+    /// and is dropped in the same pass.
+    fn merge_record(&mut self, expiration: Expiration) -> GcDecision {
+        let newest = !self.within_merge_block;
+        self.within_merge_block = true;
+        if newest {
+            self.block_merge = Some(expiration);
         }
-        GcDecision::Rewrite(reencode(ValueControlFields { ttl, ..control }, payload))
+        let expired = has_expired(
+            expiration.write_ht,
+            expiration.ttl,
+            self.params.history_cutoff,
+        );
+        if !newest || (expired && self.params.full) {
+            self.stats.merges_dropped += 1;
+            return GcDecision::Discard;
+        }
+        GcDecision::Keep
     }
 
     fn is_deleted_column(&self, key: &[u8]) -> bool {

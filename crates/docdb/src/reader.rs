@@ -15,7 +15,7 @@ use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue};
 use engine::EngineIterator;
 
 use crate::error::{Error, Result};
-use crate::expiration::{Expiration, is_expired_at};
+use crate::expiration::{Expiration, effective_expiration, is_expired_at, own_expiration};
 use crate::subdoc::{ObjectKind, SubDocument};
 
 /// How to read.
@@ -186,7 +186,7 @@ pub fn visible_record<I: EngineIterator>(
     if version.time <= parent.overwrite {
         return Ok(None);
     }
-    let exp = reader.effective_expiration(&version, parent);
+    let exp = reader.effective_expiration(&version);
     let expired = is_expired_at(exp, version.time.ht, opts.table_ttl, opts.read_ht);
     Ok(Some(VisibleRecord {
         time: version.time,
@@ -351,7 +351,7 @@ impl DocReader<'_> {
             self.stack.push(parent);
             return;
         };
-        let exp = self.effective_expiration(&version, parent);
+        let exp = self.effective_expiration(&version);
         self.stack.push(Level {
             overwrite: version.time,
             exp,
@@ -374,17 +374,10 @@ impl DocReader<'_> {
 
     /// The version's own expiration (its TTL, or a newer merge record's) if it is at least as
     /// recent as the one its parent passes down; otherwise the parent's.
-    fn effective_expiration(&self, version: &Version, parent: Level) -> Expiration {
-        let own = version.merged_exp.or_else(|| {
-            version
-                .control
-                .ttl
-                .map(|ttl| Expiration::new(version.time.ht, Some(ttl)))
-        });
-        match own {
-            Some(own) if own.write_ht >= parent.exp.write_ht => own,
-            _ => parent.exp,
-        }
+    fn effective_expiration(&self, version: &Version) -> Expiration {
+        let own = own_expiration(version.time.ht, version.control.ttl, version.merged_exp);
+        let chain = self.stack.iter().rev().map(|level| level.exp);
+        effective_expiration(own, chain, version.time.ht)
     }
 
     fn node_at(&mut self, components: &[(Vec<u8>, KeyEntryValue)]) -> &mut Node {

@@ -24,9 +24,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut opts = rocksdb::Options::default();
         opts.create_if_missing(false);
-        let error = rocksdb::DB::open(&opts, dir.path().join("missing"))
-            .err()
-            .expect("open must fail");
+        let Err(error) = rocksdb::DB::open(&opts, dir.path().join("missing")) else {
+            panic!("opening a missing database must fail");
+        };
         assert!(
             matches!(convert(error), Error::InvalidArgument(_)),
             "missing database"

@@ -1,0 +1,563 @@
+//! Model-based randomized test: random writes of every kind (with TTLs and merge records),
+//! reads of random paths at random times, full compactions at random cutoffs, and (on
+//! RocksDB) close and reopen. Every read at or after the latest cutoff must match an
+//! independent reference model.
+//!
+//! The model keeps every written record and answers reads per path: a path is visible iff its
+//! newest version (merge records aside) is newer than the newest version of each ancestor;
+//! expirations pass down the path unless a record has a newer TTL of its own.
+//!
+//! `DOCDB_MODEL_OPS` sets the number of operations, `DOCDB_MODEL_SEED` replays a seed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use docdb::clock::HybridClock;
+use docdb::expiration::{Expiration, is_expired_at};
+use docdb::{DocDb, DocDbOptions, DocLiteral, GcPolicy, ObjectKind, ReadOptions, SubDocument};
+use dockv::doc_key::{DocKey, SubDocKey};
+use dockv::value::{PrimitiveValue, Ttl};
+use dockv::{DocHybridTime, HybridTime, KeyEntryValue};
+use engine::{Engine, EngineIterator, KvRead, MemEngine};
+
+/// xorshift64*: small, seedable, good enough for test generation.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// A path: document index and subkeys.
+type Path = (usize, Vec<KeyEntryValue>);
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Value(PrimitiveValue),
+    Merge(Option<Ttl>),
+}
+
+#[derive(Debug, Clone)]
+struct Record {
+    time: DocHybridTime,
+    kind: Kind,
+    ttl: Option<Ttl>,
+}
+
+/// Every record ever written, by path.
+#[derive(Default)]
+struct Model {
+    records: BTreeMap<Vec<u8>, (Path, Vec<Record>)>,
+    list_counter: i64,
+    table_ttl: Option<Ttl>,
+}
+
+fn doc_key(doc: usize) -> DocKey {
+    DocKey::from_range(vec![KeyEntryValue::string(format!("d{doc}"))])
+}
+
+fn sub_doc_key(path: &Path) -> SubDocKey {
+    SubDocKey::new(doc_key(path.0), path.1.clone())
+}
+
+fn encoded(path: &Path) -> Vec<u8> {
+    sub_doc_key(path).encode()
+}
+
+impl Model {
+    fn add(&mut self, path: &Path, record: Record) {
+        self.records
+            .entry(encoded(path))
+            .or_insert_with(|| (path.clone(), Vec::new()))
+            .1
+            .push(record);
+    }
+
+    /// Newest non-merge version at or before `t`, and the newest merge record above it.
+    fn newest(&self, key: &[u8], t: HybridTime) -> Option<(Record, Option<Expiration>)> {
+        let (_, records) = self.records.get(key)?;
+        let mut visible: Vec<&Record> = records.iter().filter(|r| r.time.ht <= t).collect();
+        visible.sort_by(|a, b| b.time.cmp(&a.time));
+        let mut merged = None;
+        for r in visible {
+            match &r.kind {
+                Kind::Merge(ttl) => {
+                    merged.get_or_insert(Expiration::new(r.time.ht, *ttl));
+                }
+                Kind::Value(_) => return Some((r.clone(), merged)),
+            }
+        }
+        None
+    }
+
+    /// The document at `path` as of `t`.
+    fn read(&self, path: &Path, t: HybridTime) -> Option<SubDocument> {
+        let prefix = encoded(path);
+        let depth = path.1.len();
+        // Walk ancestors of `path` to find the overwrite time and expiration passed down.
+        let mut overwrite = DocHybridTime::MIN;
+        let mut chain: Vec<Expiration> = Vec::new();
+        for level in 0..depth {
+            let ancestor = (path.0, path.1[..level].to_vec());
+            let (_, (ow, exp)) = self.level(&encoded(&ancestor), t, overwrite, &chain);
+            overwrite = ow;
+            chain.push(exp);
+        }
+        let mut root = Node::default();
+        let mut any = false;
+        for (key, (p, _)) in self.records.range(prefix.clone()..) {
+            if !key.starts_with(&prefix) {
+                break;
+            }
+            any = true;
+            // Recompute the chain from the read root down to this path.
+            let mut ow = overwrite;
+            let mut chain = chain.clone();
+            let mut live = None;
+            for level in depth..=p.1.len() {
+                let sub = (p.0, p.1[..level].to_vec());
+                let (state, (next_ow, exp)) = self.level(&encoded(&sub), t, ow, &chain);
+                ow = next_ow;
+                chain.push(exp);
+                if level == p.1.len() {
+                    live = state;
+                }
+            }
+            if let Some(value) = live {
+                root.set(&p.1[depth..], value);
+            }
+        }
+        if !any {
+            return None;
+        }
+        root.into_doc()
+    }
+
+    /// One level: returns (this path's live payload if any, (overwrite, expiration) passed down).
+    #[allow(clippy::type_complexity)]
+    fn level(
+        &self,
+        key: &[u8],
+        t: HybridTime,
+        parent_ow: DocHybridTime,
+        chain: &[Expiration],
+    ) -> (Option<PrimitiveValue>, (DocHybridTime, Expiration)) {
+        let parent_exp = chain.last().copied().unwrap_or_default();
+        let Some((record, merged)) = self.newest(key, t) else {
+            return (None, (parent_ow, parent_exp));
+        };
+        if record.time <= parent_ow {
+            return (None, (parent_ow, parent_exp));
+        }
+        let own = docdb::expiration::own_expiration(record.time.ht, record.ttl, merged);
+        let exp = docdb::expiration::effective_expiration(
+            own,
+            chain.iter().rev().copied(),
+            record.time.ht,
+        );
+        let Kind::Value(payload) = record.kind else {
+            unreachable!()
+        };
+        let live =
+            !payload.is_tombstone() && !is_expired_at(exp, record.time.ht, self.table_ttl, t);
+        (live.then_some(payload), (record.time, exp))
+    }
+}
+
+#[derive(Default)]
+struct Node {
+    value: Option<PrimitiveValue>,
+    children: BTreeMap<Vec<u8>, (KeyEntryValue, Node)>,
+}
+
+impl Node {
+    fn set(&mut self, rel: &[KeyEntryValue], value: PrimitiveValue) {
+        let mut node = self;
+        for key in rel {
+            node = &mut node
+                .children
+                .entry(key.encoded())
+                .or_insert_with(|| (key.clone(), Node::default()))
+                .1;
+        }
+        node.value = Some(value);
+    }
+
+    fn into_doc(self) -> Option<SubDocument> {
+        let mut children = BTreeMap::new();
+        for (k, (key, child)) in self.children {
+            if let Some(doc) = child.into_doc() {
+                children.insert(k, (key, doc));
+            }
+        }
+        match self.value {
+            Some(v) => match ObjectKind::from_marker(&v) {
+                Some(kind) => Some(SubDocument::Object { kind, children }),
+                None if children.is_empty() => Some(SubDocument::Primitive(v)),
+                None => Some(SubDocument::Object {
+                    kind: ObjectKind::Object,
+                    children,
+                }),
+            },
+            None if children.is_empty() => None,
+            None => Some(SubDocument::Object {
+                kind: ObjectKind::Object,
+                children,
+            }),
+        }
+    }
+}
+
+const DOCS: usize = 4;
+const SUBKEYS: [&str; 3] = ["a", "b", "c"];
+
+fn random_path(rng: &mut Rng) -> Path {
+    let depth = rng.below(3) as usize;
+    (
+        rng.below(DOCS as u64) as usize,
+        (0..depth)
+            .map(|_| KeyEntryValue::string(SUBKEYS[rng.below(3) as usize]))
+            .collect(),
+    )
+}
+
+fn random_value(rng: &mut Rng) -> PrimitiveValue {
+    match rng.below(4) {
+        0 => PrimitiveValue::Int64(rng.below(100) as i64),
+        1 => PrimitiveValue::string(format!("v{}", rng.below(50))),
+        2 => PrimitiveValue::Object,
+        _ => PrimitiveValue::Bool(rng.chance(50)),
+    }
+}
+
+fn random_ttl(rng: &mut Rng) -> Option<Ttl> {
+    match rng.below(10) {
+        0 => Some(Ttl::RESET),
+        1..=3 => Some(Ttl(1 + rng.below(6) as i64)),
+        _ => None,
+    }
+}
+
+/// Applies one random op both to the batch and the model; write ids follow batch order.
+fn random_op<E: Engine>(
+    rng: &mut Rng,
+    batch: &mut docdb::DocWriteBatch<'_, E>,
+    model: &mut Model,
+    ht: HybridTime,
+) {
+    let start = batch.entries().len();
+    let path = random_path(rng);
+    let ttl = random_ttl(rng);
+    let mut recs: Vec<(Path, PrimitiveValue, Option<Ttl>)> = Vec::new();
+    match rng.below(6) {
+        0 | 1 => {
+            let v = random_value(rng);
+            batch
+                .set(
+                    &sub_doc_key(&path),
+                    dockv::value::Value::with_ttl(v.clone(), ttl),
+                )
+                .expect("set");
+            recs.push((path, v, ttl));
+        }
+        2 => {
+            batch.delete(&sub_doc_key(&path)).expect("delete");
+            recs.push((path, PrimitiveValue::Tombstone, None));
+        }
+        3 | 4 => {
+            let children: Vec<(KeyEntryValue, DocLiteral)> = (0..1 + rng.below(3))
+                .map(|_| {
+                    (
+                        KeyEntryValue::string(SUBKEYS[rng.below(3) as usize]),
+                        DocLiteral::Value(PrimitiveValue::Int64(rng.below(9) as i64)),
+                    )
+                })
+                .collect();
+            let doc = DocLiteral::Object(children.clone());
+            if rng.chance(50) {
+                batch
+                    .insert(&sub_doc_key(&path), &doc, ttl)
+                    .expect("insert");
+                recs.push((path.clone(), PrimitiveValue::Object, ttl));
+            } else {
+                batch
+                    .extend(&sub_doc_key(&path), &doc, ttl)
+                    .expect("extend");
+            }
+            for (k, v) in children {
+                let DocLiteral::Value(v) = v else {
+                    unreachable!()
+                };
+                let mut child = path.clone();
+                child.1.push(k);
+                recs.push((child, v, ttl));
+            }
+        }
+        _ => {
+            let mut list = path.clone();
+            list.1.push(KeyEntryValue::string("l"));
+            let values: Vec<PrimitiveValue> = (0..1 + rng.below(3))
+                .map(|i| PrimitiveValue::Int64(i as i64))
+                .collect();
+            let first = model.list_counter + 1;
+            model.list_counter += values.len() as i64;
+            if rng.chance(50) {
+                batch
+                    .append(&sub_doc_key(&list), &values, ttl)
+                    .expect("append");
+                for (i, v) in values.iter().enumerate() {
+                    let mut child = list.clone();
+                    child.1.push(KeyEntryValue::ArrayIndex(first + i as i64));
+                    recs.push((child, v.clone(), ttl));
+                }
+            } else {
+                batch
+                    .prepend(&sub_doc_key(&list), &values, ttl)
+                    .expect("prepend");
+                for (i, v) in values.iter().rev().enumerate() {
+                    let mut child = list.clone();
+                    child.1.push(KeyEntryValue::ArrayIndex(-(first + i as i64)));
+                    recs.push((child, v.clone(), ttl));
+                }
+            }
+        }
+    }
+    assert_eq!(
+        batch.entries().len() - start,
+        recs.len(),
+        "records written by one op"
+    );
+    for (i, (path, value, ttl)) in recs.into_iter().enumerate() {
+        let time = DocHybridTime::new(ht, (start + i) as u32);
+        model.add(
+            &path,
+            Record {
+                time,
+                kind: Kind::Value(value),
+                ttl,
+            },
+        );
+    }
+}
+
+/// Physical time under the test's control.
+struct TestClock(Arc<std::sync::atomic::AtomicU64>);
+
+impl docdb::clock::PhysicalClock for TestClock {
+    fn now_micros(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Opens (or reopens) a DocDb over an engine made by `open`.
+struct Harness<E: Engine> {
+    db: DocDb<E>,
+}
+
+fn options(table_ttl: Option<Ttl>) -> DocDbOptions {
+    DocDbOptions {
+        table_ttl,
+        sync_writes: false,
+        ..DocDbOptions::default()
+    }
+}
+
+fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Option<E>) -> E) {
+    eprintln!("model test seed {seed} ops {ops} (replay with DOCDB_MODEL_SEED={seed})");
+    let mut rng = Rng(seed | 1);
+    let table_ttl = if rng.chance(30) {
+        Some(Ttl(5 + rng.below(10) as i64))
+    } else {
+        None
+    };
+    let mut model = Model {
+        table_ttl,
+        ..Model::default()
+    };
+    // The test's own timeline drives the clock, so background compactions (cutoff = now −
+    // retention) never collect history the test still reads.
+    let physical = Arc::new(std::sync::atomic::AtomicU64::new(1_000_000));
+    let clock = Arc::new(HybridClock::new(Box::new(TestClock(physical.clone()))));
+    let policy = GcPolicy::new(clock.clone());
+    let mut h = Harness {
+        db: DocDb::open(open(policy.clone(), None), policy, options(table_ttl)).expect("open"),
+    };
+    let mut now = 1_000_000u64; // µs
+    let mut cutoff = HybridTime::MIN;
+    for step in 0..ops {
+        now += 1 + rng.below(700);
+        physical.store(now, std::sync::atomic::Ordering::SeqCst);
+        let ht = HybridTime::from_micros(now);
+        match rng.below(100) {
+            0..=59 => {
+                let mut batch = h.db.batch(ht);
+                for _ in 0..1 + rng.below(3) {
+                    random_op(&mut rng, &mut batch, &mut model, ht);
+                }
+                batch.commit().expect("commit");
+            }
+            60..=63 => {
+                // EXPIRE / PERSIST on a document root, only where something is live.
+                let path = (rng.below(DOCS as u64) as usize, Vec::new());
+                let ttl = if rng.chance(70) {
+                    Some(Ttl(1 + rng.below(8) as i64))
+                } else {
+                    None
+                };
+                let mut batch = h.db.batch(ht);
+                // Only a live value at the path itself can take a merge record.
+                let live = model
+                    .level(&encoded(&path), ht, DocHybridTime::MIN, &[])
+                    .0
+                    .is_some();
+                let result = batch.expire(&sub_doc_key(&path), ttl);
+                assert_eq!(
+                    result.is_ok(),
+                    live,
+                    "seed {seed} step {step}: expire of {} ({result:?})",
+                    sub_doc_key(&path)
+                );
+                if result.is_ok() {
+                    batch.commit().expect("commit");
+                    model.add(
+                        &path,
+                        Record {
+                            time: DocHybridTime::new(ht, 0),
+                            kind: Kind::Merge(ttl),
+                            ttl,
+                        },
+                    );
+                }
+            }
+            64..=66 if std::env::var_os("DOCDB_MODEL_NO_COMPACT").is_none() => {
+                let back = rng.below(now - cutoff.physical_micros().min(now) + 1);
+                let new_cutoff = HybridTime::from_micros(now - back).max(cutoff);
+                h.db.compact(new_cutoff).expect("compact");
+                cutoff = new_cutoff;
+            }
+            67 => {
+                let old = h.db.into_engine();
+                let policy = GcPolicy::new(clock.clone());
+                let engine = open(policy.clone(), Some(old));
+                h = Harness {
+                    db: DocDb::open(engine, policy, options(table_ttl)).expect("reopen"),
+                };
+            }
+            _ => {
+                let path = random_path(&mut rng);
+                let lo = cutoff.physical_micros();
+                let t = HybridTime::from_micros(lo + rng.below(now + 2000 - lo));
+                let got =
+                    h.db.get(
+                        &sub_doc_key(&path),
+                        &ReadOptions {
+                            read_ht: t,
+                            table_ttl,
+                            projection: None,
+                        },
+                    )
+                    .expect("get");
+                let want = model.read(&path, t);
+                let context = || {
+                    let doc = format!("{}", doc_key(path.0));
+                    let inner = &doc["DocKey([], [".len()..doc.len() - 2];
+                    let dump: String =
+                        h.db.dump()
+                            .expect("dump")
+                            .lines()
+                            .filter(|l| l.contains(inner))
+                            .map(|l| format!("{l}\n"))
+                            .collect();
+                    let prefix = doc_key(path.0).encode();
+                    let records: String = model
+                        .records
+                        .iter()
+                        .filter(|(k, _)| k.starts_with(&prefix))
+                        .flat_map(|(_, (p, rs))| {
+                            rs.iter().map(move |r| {
+                                format!(
+                                    "  {} {} {:?} ttl {:?}\n",
+                                    sub_doc_key(p),
+                                    r.time,
+                                    r.kind,
+                                    r.ttl
+                                )
+                            })
+                        })
+                        .collect();
+                    format!("table ttl {table_ttl:?}\nstored:\n{dump}model:\n{records}")
+                };
+                assert_eq!(
+                    got.as_ref().map(|d| d.to_one_line()),
+                    want.as_ref().map(|d| d.to_one_line()),
+                    "seed {seed} step {step}: read of {} at {t} (cutoff {cutoff})\n{}",
+                    sub_doc_key(&path),
+                    context()
+                );
+            }
+        }
+    }
+}
+
+fn seed_and_ops(default_ops: usize) -> (u64, usize) {
+    let seed = std::env::var("DOCDB_MODEL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(7, |d| d.as_nanos() as u64)
+        });
+    let ops = std::env::var("DOCDB_MODEL_OPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default_ops);
+    (seed, ops)
+}
+
+#[test]
+fn model_on_memory_engine() {
+    let (seed, ops) = seed_and_ops(10_000);
+    // "Reopening" the in-memory engine copies its data into a fresh one.
+    run(seed, ops, |policy, old: Option<MemEngine>| {
+        let fresh = MemEngine::with_compaction_filter(Some(policy));
+        if let Some(old) = old {
+            let mut iter = old.iterator(engine::IterOptions::new()).expect("iter");
+            let mut batch = engine::WriteBatch::new();
+            iter.seek_to_first();
+            while iter.valid().expect("valid") {
+                batch.put(iter.key().to_vec(), iter.value().to_vec());
+                iter.next();
+            }
+            fresh
+                .write(&batch, engine::WriteOptions::default())
+                .expect("copy");
+        }
+        fresh
+    });
+}
+
+#[test]
+fn model_on_rocksdb() {
+    let (seed, ops) = seed_and_ops(3_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().to_path_buf();
+    run(seed, ops, |policy, old| {
+        drop(old);
+        let config = engine_rocks::RocksConfig {
+            compaction_filter_factory: Some(policy),
+            ..engine_rocks::RocksConfig::new(&path)
+        };
+        engine_rocks::RocksEngine::open(config).expect("open rocksdb")
+    });
+}
