@@ -2,6 +2,8 @@
 
 mod decode;
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -16,6 +18,26 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The DocDB shell: write batches at hybrid times, point-in-time reads, compactions, dumps
+    /// (the language of shared/spec/shell.md).
+    ///
+    /// Reads commands from FILE, or from standard input (with a prompt on a terminal). Without
+    /// --data-dir it works on a fresh temporary database removed on exit. Exits 1 if any
+    /// command failed when reading a file or a pipe.
+    Shell {
+        /// The RocksDB data directory (created if missing).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// A file of shell commands.
+        file: Option<PathBuf>,
+    },
+    /// Prints every key/value pair of an existing database in YugabyteDB's debug form
+    /// (`<SubDocKey> -> <value>`, key order).
+    Dump {
+        /// The RocksDB data directory.
+        #[arg(long)]
+        data_dir: PathBuf,
+    },
     /// Print the YugabyteDB debug form of encoded keys or values.
     ///
     /// With no HEX argument, reads one input per line from standard input. Without KIND, each
@@ -33,10 +55,44 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let ok = match cli.command {
         Command::Decode { kind, input } => decode::run(kind, input.as_deref()),
+        Command::Shell { data_dir, file } => report(
+            docdb_shell::shell_command(data_dir.as_deref(), file.as_deref()).map(|failed| !failed),
+        ),
+        Command::Dump { data_dir } => report(dump(&data_dir)),
     };
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// Prints `error: ...` for a failure; returns whether the command succeeded.
+fn report<E: std::fmt::Display>(result: Result<bool, E>) -> bool {
+    result.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        false
+    })
+}
+
+/// Streams the dump of the database in `dir` to stdout.
+fn dump(dir: &std::path::Path) -> anyhow::Result<bool> {
+    if !dir.is_dir() {
+        anyhow::bail!("no database at {}", dir.display());
+    }
+    let options = docdb::DocDbOptions {
+        history_retention: std::time::Duration::MAX,
+        ..Default::default()
+    };
+    let db = docdb_shell::open_rocks_docdb(dir, options, false)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut result = Ok(());
+    db.for_each_record(|line| {
+        if result.is_ok() {
+            result = writeln!(out, "{line}");
+        }
+    })?;
+    result?;
+    out.flush()?;
+    Ok(true)
 }

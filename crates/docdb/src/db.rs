@@ -24,8 +24,12 @@ use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 pub const DEFAULT_HISTORY_RETENTION: Duration = Duration::from_secs(900);
 
 /// Engine key of the persistent list-index counter. It sorts below every document record
-/// (which start at `$`), so scans, dumps and GC never see it as a document.
+/// (which start at [`FIRST_RECORD_BYTE`] or later), so scans, dumps and GC never see it.
 const LIST_COUNTER_KEY: &[u8] = b"\x01docdb.list_counter";
+
+/// Document records start at `!` (the empty DocKey `DocKey([], [])` encodes as `!`); keys
+/// below it are this layer's metadata.
+pub const FIRST_RECORD_BYTE: u8 = b'!';
 
 /// Options of a [`DocDb`].
 #[derive(Debug, Clone)]
@@ -93,7 +97,7 @@ impl GcPolicy {
             return cutoff;
         }
         let now = self.clock.now().physical_micros();
-        let keep = state.retention.as_micros() as u64;
+        let keep = u64::try_from(state.retention.as_micros()).unwrap_or(u64::MAX);
         HybridTime::from_micros(now.saturating_sub(keep))
     }
 
@@ -299,7 +303,10 @@ impl<E: Engine> DocDb<E> {
 
     /// The visible documents between the bounds, in key order (or reverse).
     pub fn scan(&self, opts: &ScanOptions) -> Result<(Vec<(DocKey, SubDocument)>, ReadStats)> {
-        let lower = opts.lower.clone().unwrap_or_else(|| b"$".to_vec());
+        let lower = opts
+            .lower
+            .clone()
+            .unwrap_or_else(|| vec![FIRST_RECORD_BYTE]);
         let mut iter_opts = IterOptions::new().lower(lower.clone());
         if let Some(upper) = &opts.upper {
             iter_opts = iter_opts.upper(upper.clone());

@@ -104,9 +104,8 @@ pub struct GcFilter {
     stats: GcStats,
 }
 
-/// Keys below this byte are metadata, not document records (format.md §1:
-/// `kMinRegularDbTableRowFirstByte`); GC leaves them alone.
-const MIN_ROW_FIRST_BYTE: u8 = b'$';
+/// Keys below this byte are metadata, not document records; GC leaves them alone.
+const MIN_ROW_FIRST_BYTE: u8 = crate::db::FIRST_RECORD_BYTE;
 
 impl GcFilter {
     /// A filter for one compaction.

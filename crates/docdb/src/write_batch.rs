@@ -93,11 +93,16 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
 
     /// Writes `value` at `path` (a primitive, init marker or tombstone), with the init-marker
     /// and user-timestamp rules of shell.md.
+    /// A tombstone set this way is always written (shell.md rule 1); see [`Self::delete`].
     pub fn set(&mut self, path: &SubDocKey, value: Value) -> Result<()> {
         self.set_encoded(&path.encode(), value)
     }
 
     fn set_encoded(&mut self, path: &[u8], value: Value) -> Result<()> {
+        self.write_value(path, value, false)
+    }
+
+    fn write_value(&mut self, path: &[u8], value: Value, skip_if_missing: bool) -> Result<()> {
         if let Some(user_ts) = value.control.user_timestamp {
             if self.init_markers == InitMarkerBehavior::Required {
                 return Err(Error::InvalidArgument(
@@ -110,11 +115,12 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         }
         let is_delete = value.payload.is_tombstone();
         if self.init_markers == InitMarkerBehavior::Required {
-            if !self.ensure_ancestors(path, is_delete)? {
+            if skip_if_missing && !self.state_at(path)?.is_some_and(|s| s.live) {
                 return Ok(());
             }
-            if is_delete && !self.state_at(path)?.is_some_and(|s| s.live) {
-                return Ok(());
+            // A tombstone needs no init markers above it.
+            if !is_delete {
+                self.ensure_ancestors(path)?;
             }
         }
         self.push(path.to_vec(), value.encode());
@@ -124,7 +130,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// Writes a tombstone at `path`. With required init markers, nothing is written when the
     /// path holds nothing (shell.md rule 1).
     pub fn delete(&mut self, path: &SubDocKey) -> Result<()> {
-        self.set(path, Value::tombstone())
+        self.write_value(&path.encode(), Value::tombstone(), true)
     }
 
     /// Replaces the subdocument at `path`: an init marker, then the children in order.
@@ -137,10 +143,8 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             DocLiteral::Object(_) => PrimitiveValue::Object,
             DocLiteral::List(_) => PrimitiveValue::Array,
         };
-        if self.init_markers == InitMarkerBehavior::Required
-            && !self.ensure_ancestors(&encoded, false)?
-        {
-            return Ok(());
+        if self.init_markers == InitMarkerBehavior::Required {
+            self.ensure_ancestors(&encoded)?;
         }
         self.push(encoded.clone(), Value::with_ttl(marker, ttl).encode());
         self.write_children(&encoded, doc, ttl)
@@ -302,8 +306,8 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     }
 
     /// With required init markers: makes sure every ancestor of `path` is an object, adding
-    /// `{` markers where not. For a delete, returns false instead when an ancestor is missing.
-    fn ensure_ancestors(&mut self, path: &[u8], is_delete: bool) -> Result<bool> {
+    /// `{` markers where not.
+    fn ensure_ancestors(&mut self, path: &[u8]) -> Result<()> {
         let mut ends = Vec::new();
         component_ends(path, &mut ends)?;
         for &end in &ends[..ends.len() - 1] {
@@ -312,16 +316,13 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
                 .state_at(ancestor)?
                 .is_some_and(|s| s.live && ObjectKind::from_marker(&s.payload).is_some());
             if !is_object {
-                if is_delete {
-                    return Ok(false);
-                }
                 self.push(
                     ancestor.to_vec(),
                     Value::new(PrimitiveValue::Object).encode(),
                 );
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// What `path` holds now: the latest pair of this batch at the path or an overwritten
@@ -363,7 +364,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         let mut ends = Vec::new();
         component_ends(path, &mut ends)?;
         for &end in &ends {
-            let opts = self.db.read_options(HybridTime::MAX);
+            let opts = self.db.read_options(self.ht);
             if let Some(record) = self.db.visible_record(&path[..end], opts)? {
                 let written = record.time.ht.physical_micros() as i64;
                 let ts = if record.expired {
