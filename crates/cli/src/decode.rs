@@ -113,7 +113,7 @@ fn parse_bytes(text: &str) -> Result<Vec<u8>> {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         bail!("odd number of hex digits in {text:?}");
     }
     (0..hex.len())

@@ -304,11 +304,14 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 /// The encoded tombstone value, for compaction filters that need a `'static` replacement.
 pub const TOMBSTONE_VALUE: &[u8] = b"X";
 
-/// Runs the filter over an in-memory sorted stream; handy for tests and the model checker.
+/// Owned key/value pairs in key order.
+pub type Records = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Runs the filter over an in-memory sorted stream; handy for tests and tools.
 pub fn gc_stream<'a>(
     params: GcParams,
     records: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
-) -> (Vec<(Vec<u8>, Vec<u8>)>, GcStats) {
+) -> (Records, GcStats) {
     let mut filter = GcFilter::new(params);
     let mut out = Vec::new();
     for (key, value) in records {

@@ -87,7 +87,7 @@ impl Model {
     fn newest(&self, key: &[u8], t: HybridTime) -> Option<(Record, Option<Expiration>)> {
         let (_, records) = self.records.get(key)?;
         let mut visible: Vec<&Record> = records.iter().filter(|r| r.time.ht <= t).collect();
-        visible.sort_by(|a, b| b.time.cmp(&a.time));
+        visible.sort_by_key(|r| std::cmp::Reverse(r.time));
         let mut merged = None;
         for r in visible {
             match &r.kind {

@@ -172,8 +172,11 @@ pub fn decode_field_length(input: &[u8]) -> Result<(u32, &[u8])> {
     Ok((u32::from_le_bytes(bytes) >> 1, rest))
 }
 
+/// A decoder that returns the value and the unread rest of its input.
+pub type Decoder<T> = fn(&[u8]) -> Result<(T, &[u8])>;
+
 /// Decodes a value that must use all of `input` (trailing bytes are corruption).
-pub fn decode_exact<T>(input: &[u8], decode: fn(&[u8]) -> Result<(T, &[u8])>) -> Result<T> {
+pub fn decode_exact<T>(input: &[u8], decode: Decoder<T>) -> Result<T> {
     let (value, rest) = decode(input)?;
     if !rest.is_empty() {
         return Err(corruption!("{} trailing bytes after varint", rest.len()));
