@@ -280,7 +280,8 @@ impl<E: Engine> DocDb<E> {
         opts: &ReadOptions,
     ) -> Result<(Option<SubDocument>, ReadStats)> {
         let encoded = path.encode();
-        let mut iter = self.doc_iterator(&path.doc_key.encode())?;
+        let doc_len = DocKey::encoded_len(&encoded)?;
+        let mut iter = self.doc_iterator(&encoded[..doc_len])?;
         let mut stats = ReadStats::default();
         let doc = read_subdocument(&mut iter, &encoded, opts, &mut stats)?;
         Ok((doc, stats))

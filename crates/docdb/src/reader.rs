@@ -115,6 +115,8 @@ pub fn read_subdocument<I: EngineIterator>(
     component_ends(path, &mut ends)?;
     let root_depth = ends.len() - 1;
     let mut reader = DocReader {
+        target: Vec::new(),
+        read_suffix: Vec::new(),
         opts,
         stats,
         stack: Vec::new(),
@@ -126,7 +128,7 @@ pub fn read_subdocument<I: EngineIterator>(
         reader.stack.truncate(depth);
         let ancestor = &path[..ends[depth]];
         let version = reader.visible_version(iter, ancestor)?;
-        reader.apply(depth, version, &[]);
+        reader.apply(depth, version, None);
     }
     reader.stack.truncate(root_depth);
     reader.read_subtree(iter, path, &ends)?;
@@ -167,6 +169,8 @@ pub fn visible_record<I: EngineIterator>(
     component_ends(path, &mut ends)?;
     let depth = ends.len() - 1;
     let mut reader = DocReader {
+        target: Vec::new(),
+        read_suffix: Vec::new(),
         opts,
         stats,
         stack: Vec::new(),
@@ -176,7 +180,7 @@ pub fn visible_record<I: EngineIterator>(
     for level in 0..depth {
         reader.stack.truncate(level);
         let version = reader.visible_version(iter, &path[..ends[level]])?;
-        reader.apply(level, version, &[]);
+        reader.apply(level, version, None);
     }
     reader.stack.truncate(depth);
     let parent = reader.stack.last().copied().unwrap_or_default();
@@ -197,6 +201,10 @@ pub fn visible_record<I: EngineIterator>(
 }
 
 struct DocReader<'a> {
+    /// Reused seek-target buffer.
+    target: Vec<u8>,
+    /// `#` + the read time with the largest write id: the first version a read may see.
+    read_suffix: Vec<u8>,
     opts: &'a ReadOptions,
     stats: &'a mut ReadStats,
     stack: Vec<Level>,
@@ -215,22 +223,28 @@ impl DocReader<'_> {
         let root_end = root_ends[root_ends.len() - 1];
         let mut prev_path: Vec<u8> = path.to_vec();
         let mut prev_ends: Vec<usize> = root_ends.to_vec();
+        let mut cur_path = Vec::with_capacity(path.len() + 16);
         let mut ends = Vec::new();
-        self.seek(iter, path);
+        // A scan (or the ancestors' lookups) may have left the iterator on the subtree's first
+        // key already.
+        if !(iter.valid()? && iter.key().starts_with(path)) {
+            self.seek(iter, path);
+        }
         while iter.valid()? {
             let key = iter.key();
             if !key.starts_with(path) {
                 break;
             }
             self.stats.entries_seen += 1;
-            let Some(_) = component_ends(key, &mut ends)? else {
+            let Some(time) = component_ends(key, &mut ends)? else {
                 return Err(Error::Corruption(format!(
                     "record without hybrid time: {}",
                     dockv::escape::format_bytes(key)
                 )));
             };
             let path_end = *ends.last().unwrap_or(&0);
-            let cur_path = key[..path_end].to_vec();
+            cur_path.clear();
+            cur_path.extend_from_slice(&key[..path_end]);
             let depth = ends.len() - 1;
             if depth > self.root_depth {
                 let child_end = ends[self.root_depth + 1];
@@ -243,13 +257,31 @@ impl DocReader<'_> {
             }
             let shared = common_components(&prev_ends, &ends, &prev_path, &cur_path);
             self.stack.truncate(shared.min(depth));
-            let version = self.visible_version(iter, &cur_path)?;
-            let components = split_components(&cur_path[root_end..], &ends, root_end);
-            self.apply(depth, version, &components);
-            prev_path = cur_path;
+            self.pad_to(depth);
+            let parent = self.stack.last().copied().unwrap_or_default();
+            if time.ht <= self.opts.read_ht && time <= parent.overwrite {
+                // The iterator is on this path's newest version: readable, but not newer than
+                // an ancestor's overwrite, so it and every older version are hidden. No need
+                // to decode anything (deleted documents cost only this).
+                self.stack.push(parent);
+                self.skip_versions(iter, &cur_path)?;
+            } else {
+                let version = self.visible_version(iter, &cur_path)?;
+                self.apply(depth, version, Some((&cur_path, &ends[..], root_end)));
+            }
+            std::mem::swap(&mut prev_path, &mut cur_path);
             std::mem::swap(&mut prev_ends, &mut ends);
         }
         Ok(())
+    }
+
+    /// Fills levels up to `depth` (exclusive) with their parent's state: a path level without
+    /// a record of its own inherits everything from above.
+    fn pad_to(&mut self, depth: usize) {
+        while self.stack.len() < depth {
+            let parent = self.stack.last().copied().unwrap_or_default();
+            self.stack.push(parent);
+        }
     }
 
     fn projected(&self, child: &[u8]) -> bool {
@@ -271,24 +303,27 @@ impl DocReader<'_> {
         iter: &mut I,
         path: &[u8],
     ) -> Result<Option<Version>> {
-        let mut target = path.to_vec();
-        target.push(KeyEntryType::HybridTime.as_u8());
-        let versions_prefix_len = target.len();
-        DocHybridTime::new(self.opts.read_ht, dockv::hybrid_time::MAX_WRITE_ID)
-            .encode_to(&mut target);
-        // Versions newer than the read time sort first; jump over them.
-        if iter.valid()?
-            && iter.key() < target.as_slice()
-            && iter.key().starts_with(&target[..versions_prefix_len])
-        {
-            self.stats.invisible_stepped += 1;
-            self.seek(iter, &target);
-        } else if !(iter.valid()? && iter.key().starts_with(&target[..versions_prefix_len])) {
+        if self.read_suffix.is_empty() {
+            self.read_suffix.push(KeyEntryType::HybridTime.as_u8());
+            DocHybridTime::new(self.opts.read_ht, dockv::hybrid_time::MAX_WRITE_ID)
+                .encode_to(&mut self.read_suffix);
+        }
+        let mut target = std::mem::take(&mut self.target);
+        target.clear();
+        target.extend_from_slice(path);
+        target.extend_from_slice(&self.read_suffix);
+        let on_path = iter.valid()? && is_version_of(iter.key(), path);
+        if !on_path || iter.key() < target.as_slice() {
+            // Not there yet, or on versions newer than the read time: jump.
+            if on_path {
+                self.stats.invisible_stepped += 1;
+            }
             self.seek(iter, &target);
         }
+        self.target = target;
         let mut merged_exp = None;
         let mut found = None;
-        while iter.valid()? && iter.key().starts_with(&target[..versions_prefix_len]) {
+        while iter.valid()? && is_version_of(iter.key(), path) {
             let (_, time) = DocHybridTime::decode_from_end(iter.key())?;
             let (control, payload) = ValueControlFields::decode(iter.value())?;
             if control.is_ttl_merge() {
@@ -304,27 +339,23 @@ impl DocReader<'_> {
                 payload: PrimitiveValue::decode(payload)?,
                 merged_exp,
             });
+            iter.next();
             break;
         }
-        self.skip_versions(iter, &target[..versions_prefix_len], path)?;
+        self.skip_versions(iter, path)?;
         Ok(found)
     }
 
     /// Moves past the remaining versions of a path: a few `next`s, then a seek.
-    fn skip_versions<I: EngineIterator>(
-        &mut self,
-        iter: &mut I,
-        versions_prefix: &[u8],
-        path: &[u8],
-    ) -> Result<()> {
+    fn skip_versions<I: EngineIterator>(&mut self, iter: &mut I, path: &[u8]) -> Result<()> {
         for _ in 0..NEXTS_BEFORE_SEEK {
-            if !(iter.valid()? && iter.key().starts_with(versions_prefix)) {
+            if !(iter.valid()? && is_version_of(iter.key(), path)) {
                 return Ok(());
             }
             self.stats.invisible_stepped += 1;
             iter.next();
         }
-        if iter.valid()? && iter.key().starts_with(versions_prefix) {
+        if iter.valid()? && is_version_of(iter.key(), path) {
             // Children start with a type byte above '#'.
             let mut past = path.to_vec();
             past.push(KeyEntryType::HybridTime.as_u8() + 1);
@@ -333,20 +364,16 @@ impl DocReader<'_> {
         Ok(())
     }
 
-    /// Applies the visible version (if any) of the path at `depth`, whose components below
-    /// the read root are `components`.
+    /// Applies the visible version (if any) of the path at `depth`. `rel` is the full path,
+    /// its component ends and where the read root ends, for placing the value in the result.
     fn apply(
         &mut self,
         depth: usize,
         version: Option<Version>,
-        components: &[(Vec<u8>, KeyEntryValue)],
+        rel: Option<(&[u8], &[usize], usize)>,
     ) {
-        let base = Level::default();
-        while self.stack.len() < depth {
-            let parent = self.stack.last().copied().unwrap_or(base);
-            self.stack.push(parent);
-        }
-        let parent = self.stack.last().copied().unwrap_or(base);
+        self.pad_to(depth);
+        let parent = self.stack.last().copied().unwrap_or_default();
         let Some(version) = version.filter(|v| v.time > parent.overwrite) else {
             self.stack.push(parent);
             return;
@@ -356,9 +383,9 @@ impl DocReader<'_> {
             overwrite: version.time,
             exp,
         });
-        if depth < self.root_depth {
+        let Some((path, ends, root_end)) = rel.filter(|_| depth >= self.root_depth) else {
             return;
-        }
+        };
         let expired = is_expired_at(exp, version.time.ht, self.opts.table_ttl, self.opts.read_ht);
         let value = if expired || version.payload.is_tombstone() {
             NodeValue::None
@@ -367,7 +394,7 @@ impl DocReader<'_> {
         } else {
             NodeValue::Primitive(version.payload)
         };
-        let node = self.node_at(components);
+        let node = self.node_at(path, ends, root_end);
         node.value = value;
         node.children.clear();
     }
@@ -380,17 +407,33 @@ impl DocReader<'_> {
         effective_expiration(own, chain, version.time.ht)
     }
 
-    fn node_at(&mut self, components: &[(Vec<u8>, KeyEntryValue)]) -> &mut Node {
+    /// The result node for the components of `path` below the read root, created as needed.
+    fn node_at(&mut self, path: &[u8], ends: &[usize], root_end: usize) -> &mut Node {
         let mut node = &mut self.root;
-        for (encoded, key) in components {
+        let mut start = root_end;
+        for &end in ends.iter().filter(|&&e| e > root_end) {
+            let bytes = &path[start..end];
+            start = end;
             node = &mut node
                 .children
-                .entry(encoded.clone())
-                .or_insert_with(|| (key.clone(), Node::default()))
+                .entry(bytes.to_vec())
+                .or_insert_with(|| {
+                    // Component boundaries came from a successful skip, so this decodes.
+                    let key =
+                        KeyEntryValue::decode(bytes).map_or(KeyEntryValue::Highest, |(k, _)| k);
+                    (key, Node::default())
+                })
                 .1;
         }
         node
     }
+}
+
+/// Whether `key` is a version (`path` + `#` + hybrid time) of `path`.
+fn is_version_of(key: &[u8], path: &[u8]) -> bool {
+    key.len() > path.len()
+        && key.starts_with(path)
+        && key[path.len()] == KeyEntryType::HybridTime.as_u8()
 }
 
 /// Number of leading components two paths share.
@@ -401,24 +444,6 @@ fn common_components(prev_ends: &[usize], ends: &[usize], prev: &[u8], cur: &[u8
         .zip(ends)
         .take_while(|(p, c)| p == c && **p <= same)
         .count()
-}
-
-/// Splits the part of a path below the read root into (encoded, decoded) components.
-fn split_components(
-    relative: &[u8],
-    ends: &[usize],
-    root_end: usize,
-) -> Vec<(Vec<u8>, KeyEntryValue)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for &end in ends.iter().filter(|&&e| e > root_end) {
-        let bytes = &relative[start..end - root_end];
-        if let Ok((key, _)) = KeyEntryValue::decode(bytes) {
-            out.push((bytes.to_vec(), key));
-        }
-        start = end - root_end;
-    }
-    out
 }
 
 /// Length of the DocKey at the front of `key`.

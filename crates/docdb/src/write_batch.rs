@@ -98,6 +98,19 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         self.set_encoded(&path.encode(), value)
     }
 
+    /// [`Self::set`] for a path encoded by the caller (DocKey + subkeys, no hybrid time), e.g.
+    /// a row's DocKey encoded once for all its columns.
+    pub fn set_encoded_path(&mut self, path: Vec<u8>, value: Value) -> Result<()> {
+        if self.init_markers == InitMarkerBehavior::Optional
+            && value.control.user_timestamp.is_none()
+        {
+            // Nothing to check: write as is.
+            self.push(path, value.encode());
+            return Ok(());
+        }
+        self.set_encoded(&path, value)
+    }
+
     fn set_encoded(&mut self, path: &[u8], value: Value) -> Result<()> {
         self.write_value(path, value, false)
     }
@@ -403,13 +416,14 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
 
     /// Writes the batch atomically: pair `i` gets key `path + '#' + (ht, write id i)`.
     pub fn commit(self) -> Result<usize> {
-        let mut batch = engine::WriteBatch::with_capacity(self.entries.len() + 1);
-        for (i, entry) in self.entries.iter().enumerate() {
-            let mut key = Vec::with_capacity(entry.path.len() + 13);
-            key.extend_from_slice(&entry.path);
+        let count = self.entries.len();
+        let mut batch = engine::WriteBatch::with_capacity(count + 1);
+        for (i, entry) in self.entries.into_iter().enumerate() {
+            let mut key = entry.path;
+            key.reserve(1 + dockv::hybrid_time::MAX_ENCODED_LEN);
             key.push(KeyEntryType::HybridTime.as_u8());
             DocHybridTime::new(self.ht, i as u32).encode_to(&mut key);
-            batch.put(key, entry.value.clone());
+            batch.put(key, entry.value);
         }
         if let Some((first, count)) = self.reserved {
             self.db.persist_list_counter(&mut batch, first + count - 1);
@@ -418,7 +432,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             return Ok(0);
         }
         self.db.write_engine_batch(&batch, self.ht)?;
-        Ok(self.entries.len())
+        Ok(count)
     }
 }
 

@@ -60,6 +60,8 @@ struct Model {
     records: BTreeMap<Vec<u8>, (Path, Vec<Record>)>,
     list_counter: i64,
     table_ttl: Option<Ttl>,
+    /// Number of documents paths are drawn from.
+    docs: u64,
 }
 
 fn doc_key(doc: usize) -> DocKey {
@@ -218,13 +220,18 @@ impl Node {
     }
 }
 
-const DOCS: usize = 4;
+/// Documents in a run: few, so that histories get deep, but growing with the run length so
+/// that the model's per-document work stays bounded on long runs.
+fn docs_for(ops: usize) -> u64 {
+    (ops as u64 / 2_500).max(4)
+}
+
 const SUBKEYS: [&str; 3] = ["a", "b", "c"];
 
-fn random_path(rng: &mut Rng) -> Path {
+fn random_path(rng: &mut Rng, docs: u64) -> Path {
     let depth = rng.below(3) as usize;
     (
-        rng.below(DOCS as u64) as usize,
+        rng.below(docs) as usize,
         (0..depth)
             .map(|_| KeyEntryValue::string(SUBKEYS[rng.below(3) as usize]))
             .collect(),
@@ -256,7 +263,7 @@ fn random_op<E: Engine>(
     ht: HybridTime,
 ) {
     let start = batch.entries().len();
-    let path = random_path(rng);
+    let path = random_path(rng, model.docs);
     let ttl = random_ttl(rng);
     let mut recs: Vec<(Path, PrimitiveValue, Option<Ttl>)> = Vec::new();
     match rng.below(6) {
@@ -382,6 +389,7 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
     };
     let mut model = Model {
         table_ttl,
+        docs: docs_for(ops),
         ..Model::default()
     };
     // The test's own timeline drives the clock, so background compactions (cutoff = now −
@@ -408,7 +416,7 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
             }
             60..=63 => {
                 // EXPIRE / PERSIST on a document root, only where something is live.
-                let path = (rng.below(DOCS as u64) as usize, Vec::new());
+                let path = (rng.below(model.docs) as usize, Vec::new());
                 let ttl = if rng.chance(70) {
                     Some(Ttl(1 + rng.below(8) as i64))
                 } else {
@@ -454,7 +462,7 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
                 };
             }
             _ => {
-                let path = random_path(&mut rng);
+                let path = random_path(&mut rng, model.docs);
                 let lo = cutoff.physical_micros();
                 let t = HybridTime::from_micros(lo + rng.below(now + 2000 - lo));
                 let got =

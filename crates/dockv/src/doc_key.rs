@@ -13,7 +13,7 @@ use std::fmt;
 use crate::entry_type::KeyEntryType;
 use crate::error::{Result, corruption, take_array};
 use crate::hybrid_time::DocHybridTime;
-use crate::key_entry::KeyEntryValue;
+use crate::key_entry::{KeyEntryValue, skip_key_entry};
 
 /// The optional table prefix of a DocKey.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -132,8 +132,7 @@ impl DocKey {
 
     /// Length of the encoded DocKey at the front of `input`, without building it.
     pub fn encoded_len(input: &[u8]) -> Result<usize> {
-        let (_, rest) = DocKey::decode(input)?;
-        Ok(input.len() - rest.len())
+        Ok(input.len() - skip_doc_key(input)?.len())
     }
 }
 
@@ -311,7 +310,7 @@ impl fmt::Display for SubDocKey {
 /// last end). Used by GC and reads to compare paths without building them.
 pub fn component_ends(key: &[u8], ends: &mut Vec<usize>) -> Result<Option<DocHybridTime>> {
     ends.clear();
-    let (_, mut rest) = DocKey::decode(key)?;
+    let mut rest = skip_doc_key(key)?;
     ends.push(key.len() - rest.len());
     while let Some(&first) = rest.first() {
         if first == KeyEntryType::HybridTime.as_u8() {
@@ -321,11 +320,92 @@ pub fn component_ends(key: &[u8], ends: &mut Vec<usize>) -> Result<Option<DocHyb
             }
             return Ok(Some(time));
         }
-        let (_, tail) = KeyEntryValue::decode(rest)?;
-        rest = tail;
+        rest = skip_key_entry(rest)?;
         ends.push(key.len() - rest.len());
     }
     Ok(None)
+}
+
+/// A borrowed view of a RocksDB key: where its DocKey and each subkey end, and its hybrid
+/// time, found without copying or building anything. Components decode on demand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubDocKeyView<'a> {
+    key: &'a [u8],
+    ends: Vec<usize>,
+    time: Option<DocHybridTime>,
+}
+
+impl<'a> SubDocKeyView<'a> {
+    /// Parses the component boundaries of `key` (never panics on bad bytes).
+    pub fn parse(key: &'a [u8]) -> Result<Self> {
+        let mut ends = Vec::with_capacity(4);
+        let time = component_ends(key, &mut ends)?;
+        Ok(SubDocKeyView { key, ends, time })
+    }
+
+    /// The encoded DocKey.
+    pub fn doc_key_bytes(&self) -> &'a [u8] {
+        &self.key[..self.ends[0]]
+    }
+
+    /// The encoded path: DocKey and subkeys, without the hybrid time.
+    pub fn path_bytes(&self) -> &'a [u8] {
+        &self.key[..self.ends[self.ends.len() - 1]]
+    }
+
+    /// Number of subkeys.
+    pub fn num_subkeys(&self) -> usize {
+        self.ends.len() - 1
+    }
+
+    /// The encoded subkey `i` (0-based), if there is one.
+    pub fn subkey_bytes(&self, i: usize) -> Option<&'a [u8]> {
+        let start = *self.ends.get(i)?;
+        let end = *self.ends.get(i + 1)?;
+        Some(&self.key[start..end])
+    }
+
+    /// Decodes subkey `i`.
+    pub fn subkey(&self, i: usize) -> Option<KeyEntryValue> {
+        KeyEntryValue::decode(self.subkey_bytes(i)?)
+            .ok()
+            .map(|(v, _)| v)
+    }
+
+    /// The hybrid time, when the key has one.
+    pub fn time(&self) -> Option<DocHybridTime> {
+        self.time
+    }
+
+    /// Builds the owned [`SubDocKey`].
+    pub fn to_owned_key(&self) -> Result<SubDocKey> {
+        SubDocKey::decode(self.key)
+    }
+}
+
+/// Skips the DocKey at the front of `input` without building it (the same bytes
+/// [`DocKey::decode`] accepts), returning the rest.
+pub fn skip_doc_key(input: &[u8]) -> Result<&[u8]> {
+    let mut rest = match input.first() {
+        Some(b'0') => take_array::<4>(&input[1..], "colocation id")?.1,
+        Some(b'y') => take_array::<16>(&input[1..], "cotable id")?.1,
+        _ => input,
+    };
+    if rest.first() == Some(&KeyEntryType::UInt16Hash.as_u8()) {
+        rest = skip_group(take_array::<2>(&rest[1..], "hash")?.1)?;
+    }
+    skip_group(rest)
+}
+
+/// Skips components up to and including the `!` that ends a group.
+fn skip_group(mut input: &[u8]) -> Result<&[u8]> {
+    loop {
+        match input.first() {
+            None => return Err(corruption!("DocKey group is not terminated by '!'")),
+            Some(&b) if b == KeyEntryType::GroupEnd.as_u8() => return Ok(&input[1..]),
+            Some(_) => input = skip_key_entry(input)?,
+        }
+    }
 }
 
 /// Decodes `key` for display: `DocKey(...)` when nothing follows the DocKey, otherwise the
@@ -464,6 +544,99 @@ mod tests {
             format_key(&hash_only.encode()).as_deref(),
             Ok(r#"DocKey(0x0007, ["h"], [])"#)
         );
+    }
+
+    #[test]
+    fn skip_matches_decode() {
+        let key = DocKey::with_hash(0xcafe, vec![s("h")], vec![i64k(5)])
+            .with_prefix(TablePrefix::ColocationId(9));
+        let mut bytes = key.encode();
+        bytes.extend_from_slice(b"Sx\x00\x00");
+        assert_eq!(skip_doc_key(&bytes), Ok(&b"Sx\x00\x00"[..]));
+        for bad in [&b""[..], b"G\x01", b"0\x00", b"Sa\x00"] {
+            assert!(skip_doc_key(bad).is_err());
+        }
+    }
+
+    fn any_component() -> impl proptest::strategy::Strategy<Value = KeyEntryValue> {
+        use proptest::prelude::*;
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..12).prop_map(KeyEntryValue::string),
+            proptest::collection::vec(any::<u8>(), 0..12)
+                .prop_map(|s| KeyEntryValue::String(s, SortOrder::Descending)),
+            any::<i64>().prop_map(i64k),
+            any::<i32>().prop_map(|v| KeyEntryValue::Int32(v, SortOrder::Descending)),
+            Just(KeyEntryValue::NullLow),
+            Just(KeyEntryValue::NullHigh),
+        ]
+    }
+
+    fn any_sub_doc_key() -> impl proptest::strategy::Strategy<Value = SubDocKey> {
+        use proptest::prelude::*;
+        let components = || proptest::collection::vec(any_component(), 0..4);
+        let subkey = prop_oneof![
+            any_component(),
+            (0..i32::MAX).prop_map(KeyEntryValue::ColumnId),
+            any::<i64>().prop_map(KeyEntryValue::ArrayIndex),
+        ];
+        (
+            proptest::option::of(any::<u16>()),
+            components(),
+            components(),
+            prop_oneof![
+                Just(TablePrefix::None),
+                any::<u32>().prop_map(TablePrefix::ColocationId)
+            ],
+            proptest::collection::vec(subkey, 0..4),
+            proptest::option::of((any::<u64>(), any::<u32>())),
+        )
+            .prop_map(|(hash, hashed, range, prefix, subkeys, time)| {
+                let doc_key = match hash {
+                    Some(h) => DocKey::with_hash(h, hashed, range),
+                    None => DocKey::from_range(range),
+                }
+                .with_prefix(prefix);
+                let key = SubDocKey::new(doc_key, subkeys);
+                match time {
+                    Some((ht, w)) => key.at(DocHybridTime::new(HybridTime(ht), w)),
+                    None => key,
+                }
+            })
+    }
+
+    proptest::proptest! {
+        /// decode(encode(x)) == x for DocKeys and SubDocKeys, and the borrowed view agrees.
+        #[test]
+        fn sub_doc_key_roundtrip(key in any_sub_doc_key()) {
+            let bytes = key.encode();
+            proptest::prop_assert_eq!(SubDocKey::decode(&bytes), Ok(key.clone()));
+            let doc = key.doc_key.encode();
+            proptest::prop_assert_eq!(DocKey::decode(&doc), Ok((key.doc_key.clone(), &[][..])));
+            let view = SubDocKeyView::parse(&bytes).expect("view");
+            proptest::prop_assert_eq!(view.doc_key_bytes(), &doc[..]);
+            proptest::prop_assert_eq!(view.num_subkeys(), key.subkeys.len());
+            for (i, subkey) in key.subkeys.iter().enumerate() {
+                proptest::prop_assert_eq!(view.subkey(i), Some(subkey.clone()));
+            }
+            proptest::prop_assert_eq!(view.time(), key.time);
+        }
+
+        /// Keys of the same document order like their subkeys, and versions of one path run
+        /// newest first.
+        #[test]
+        fn versions_sort_newest_first(key in any_sub_doc_key(), a: u64, b: u64) {
+            let path = SubDocKey { time: None, ..key };
+            let at = |t| path.clone().at(DocHybridTime::new(HybridTime(t), 0)).encode();
+            proptest::prop_assert_eq!(at(a).cmp(&at(b)), b.cmp(&a));
+        }
+
+        #[test]
+        fn decoders_never_panic(bytes: Vec<u8>) {
+            let _ = SubDocKey::decode(&bytes);
+            let _ = DocKey::decode(&bytes);
+            let _ = SubDocKeyView::parse(&bytes);
+            let _ = format_key(&bytes);
+        }
     }
 
     #[test]

@@ -1855,3 +1855,94 @@ mod tests {
         }
     }
 }
+
+/// Skips one key component at the front of `input` without building it, returning the rest.
+/// Accepts exactly what [`KeyEntryValue::decode`] accepts for the common types and falls back
+/// to it for the rest; hot paths (reads, GC) use it to find component boundaries.
+pub fn skip_key_entry(input: &[u8]) -> Result<&[u8]> {
+    use KeyEntryType as K;
+    let (&tag, body) = input
+        .split_first()
+        .ok_or_else(|| crate::error::Error::Corruption("empty key component".into()))?;
+    let fixed = |n: usize| crate::error::take(body, n, "key component").map(|(_, rest)| rest);
+    match KeyEntryType::from_u8(tag) {
+        Some(
+            K::NullLow
+            | K::NullHigh
+            | K::False
+            | K::True
+            | K::FalseDescending
+            | K::TrueDescending
+            | K::Counter
+            | K::SsForward
+            | K::SsReverse
+            | K::Object,
+        ) => Ok(body),
+        Some(K::UInt16Hash) => fixed(2),
+        Some(
+            K::Int32
+            | K::Int32Descending
+            | K::UInt32
+            | K::UInt32Descending
+            | K::Float
+            | K::FloatDescending
+            | K::ColocationId
+            | K::SubTransactionId,
+        ) => fixed(4),
+        Some(
+            K::Int64
+            | K::Int64Descending
+            | K::UInt64
+            | K::UInt64Descending
+            | K::Double
+            | K::DoubleDescending
+            | K::Timestamp
+            | K::TimestampDescending
+            | K::ArrayIndex,
+        ) => fixed(8),
+        Some(K::String) => crate::zero_encoding::skip(body),
+        Some(K::StringDescending) => crate::zero_encoding::skip_complement(body),
+        Some(K::ColumnId | K::SystemColumnId) => {
+            let (id, rest) = crate::varint::decode_signed(body)?;
+            if !(0..=i64::from(i32::MAX)).contains(&id) {
+                return Err(crate::error::Error::Corruption(format!(
+                    "column id {id} out of range"
+                )));
+            }
+            Ok(rest)
+        }
+        _ => KeyEntryValue::decode(input).map(|(_, rest)| rest),
+    }
+}
+
+#[cfg(test)]
+mod skip_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `skip_key_entry` agrees with `decode` on every input: same success, same rest.
+        #[test]
+        fn skip_agrees_with_decode(bytes: Vec<u8>) {
+            let skipped = skip_key_entry(&bytes).ok();
+            let decoded = KeyEntryValue::decode(&bytes).ok().map(|(_, rest)| rest);
+            prop_assert_eq!(skipped, decoded);
+        }
+
+        #[test]
+        fn skip_agrees_on_valid_encodings(s: Vec<u8>, i: i64, c in 0i32..=i32::MAX, h: u16) {
+            for value in [
+                KeyEntryValue::string(s.clone()),
+                KeyEntryValue::String(s.clone(), SortOrder::Descending),
+                KeyEntryValue::int64(i),
+                KeyEntryValue::ColumnId(c),
+                KeyEntryValue::UInt16Hash(h),
+                KeyEntryValue::ArrayIndex(i),
+            ] {
+                let mut enc = value.encoded();
+                enc.extend_from_slice(b"rest");
+                prop_assert_eq!(skip_key_entry(&enc).ok(), Some(&b"rest"[..]));
+            }
+        }
+    }
+}

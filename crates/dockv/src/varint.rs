@@ -90,11 +90,17 @@ fn decode_signed_parts(input: &[u8]) -> Result<(bool, u64, &[u8])> {
         return Err(corruption!("invalid varint header {first:#04x}"));
     }
     let (body, rest) = take(input, n, "varint")?;
-    let mut word: u128 = 0;
-    for b in body {
-        word = (word << 8) | u128::from(b ^ flip);
-    }
     let value_bits = 7 * n - 1;
+    if n <= 8 {
+        // Common case (|v| < 2^55): the whole encoding fits a u64.
+        let word = body
+            .iter()
+            .fold(0u64, |w, &b| (w << 8) | u64::from(b ^ flip));
+        return Ok((negative, word & ((1u64 << value_bits) - 1), rest));
+    }
+    let word = body
+        .iter()
+        .fold(0u128, |w, &b| (w << 8) | u128::from(b ^ flip));
     let magnitude = word & ((1u128 << value_bits) - 1);
     let magnitude = u64::try_from(magnitude).map_err(|_| corruption!("varint exceeds 64 bits"))?;
     Ok((negative, magnitude, rest))

@@ -1,0 +1,29 @@
+//! `docdb-bench`: DocDB against raw RocksDB on the same machine, in the same run, with the same
+//! RocksDB options, reported as ratios (BENCHMARKS.md records the figures).
+//!
+//! The raw side writes and reads the *identical* key/value bytes DocDB stores, precomputed, so
+//! it is the physical limit; DocDB pays for encoding, MVCC visibility and building documents.
+
+mod storage;
+
+use clap::{Parser, Subcommand};
+
+/// DocDB benchmarks.
+#[derive(Parser)]
+#[command(name = "docdb-bench", about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Insert, point read, GC after overwrites, and scans over deleted documents.
+    Storage(storage::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Storage(args) => storage::run(&args),
+    }
+}

@@ -1,0 +1,332 @@
+//! The document store against raw RocksDB (issue: "The document store on RocksDB").
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use docdb::clock::HybridClock;
+use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, ScanOptions};
+use dockv::doc_key::{DocKey, SubDocKey};
+use dockv::value::{PrimitiveValue, Value};
+use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue};
+use engine::{Engine, EngineIterator, IterOptions, KvRead, WriteBatch, WriteOptions};
+use engine_rocks::{RocksConfig, RocksEngine};
+
+/// Options of `docdb-bench storage`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Documents to insert (4 subkeys each).
+    #[arg(long, default_value_t = 1_000_000)]
+    docs: u64,
+    /// Random point reads.
+    #[arg(long, default_value_t = 200_000)]
+    reads: u64,
+    /// Overwrite rounds before the GC measurement.
+    #[arg(long, default_value_t = 10)]
+    overwrites: u64,
+    /// Documents in the deleted-scan measurement.
+    #[arg(long, default_value_t = 200_000)]
+    scan_docs: u64,
+    /// Stop after the point reads (for profiling the read path).
+    #[arg(long)]
+    reads_only: bool,
+    /// Where the databases go (a temporary directory by default).
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+}
+
+const SUBKEYS: i32 = 4;
+const CHUNK: u64 = 50_000;
+
+fn doc_key(i: u64) -> DocKey {
+    let name = format!("user{i:010}");
+    let hash = dockv::hash::hash_columns(&[name.as_bytes()]);
+    DocKey::with_hash(hash, vec![KeyEntryValue::string(name)], vec![])
+}
+
+fn column_value(i: u64, column: i32, round: u64) -> PrimitiveValue {
+    PrimitiveValue::string(format!("value-{i:010}-{column}-{round}"))
+}
+
+fn open_docdb(dir: &Path, clock: Arc<HybridClock>) -> Result<DocDb<RocksEngine>> {
+    let policy = GcPolicy::new(clock);
+    let config = RocksConfig {
+        compaction_filter_factory: Some(policy.clone()),
+        ..RocksConfig::new(dir)
+    };
+    let engine = RocksEngine::open(config)?;
+    Ok(DocDb::open(
+        engine,
+        policy,
+        DocDbOptions {
+            sync_writes: false,
+            ..DocDbOptions::default()
+        },
+    )?)
+}
+
+fn open_raw(dir: &Path) -> Result<RocksEngine> {
+    Ok(RocksEngine::open(RocksConfig::new(dir))?)
+}
+
+/// A document's input: its key and column values, prepared outside the timed part (the raw
+/// side gets its bytes precomputed too; only DocDB's own work is measured).
+struct DocInput {
+    key: DocKey,
+    values: Vec<PrimitiveValue>,
+}
+
+fn doc_input(i: u64, round: u64) -> DocInput {
+    DocInput {
+        key: doc_key(i),
+        values: (0..SUBKEYS).map(|c| column_value(i, c, round)).collect(),
+    }
+}
+
+/// Writes one document through DocDB: one batch of 4 subkeys at `ht`, the DocKey encoded once.
+fn docdb_insert(db: &DocDb<RocksEngine>, input: &DocInput, ht: HybridTime) -> Result<()> {
+    let doc = input.key.encode();
+    let mut batch = db.batch(ht);
+    for (column, value) in (10..).zip(&input.values) {
+        let mut path = doc.clone();
+        KeyEntryValue::ColumnId(column).encode_to(&mut path);
+        batch.set_encoded_path(path, Value::new(value.clone()))?;
+    }
+    batch.commit()?;
+    Ok(())
+}
+
+/// The exact bytes DocDB writes for document `i` at `ht`.
+fn raw_pairs(i: u64, ht: HybridTime, round: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let doc = doc_key(i);
+    (0..SUBKEYS)
+        .map(|column| {
+            let mut key =
+                SubDocKey::new(doc.clone(), vec![KeyEntryValue::ColumnId(10 + column)]).encode();
+            key.push(KeyEntryType::HybridTime.as_u8());
+            DocHybridTime::new(ht, column as u32).encode_to(&mut key);
+            (key, Value::new(column_value(i, column, round)).encode())
+        })
+        .collect()
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Runs every storage measurement and prints a Markdown report.
+pub fn run(args: &Args) -> Result<()> {
+    let temp = tempfile::tempdir()?;
+    let root = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| temp.path().to_path_buf());
+    std::fs::create_dir_all(&root)?;
+    let clock = Arc::new(HybridClock::default());
+    let docdb = open_docdb(&root.join("docdb"), clock.clone())?;
+    let raw = open_raw(&root.join("raw"))?;
+    println!(
+        "## Storage: DocDB vs raw RocksDB ({} docs × {SUBKEYS} subkeys)\n",
+        args.docs
+    );
+    println!("| measurement | DocDB | raw RocksDB | ratio (DocDB/raw, higher is better) |");
+    println!("|---|---|---|---|");
+
+    // 1. Inserts, interleaved in chunks so both see the same machine conditions.
+    let (mut t_doc, mut t_raw) = (Duration::ZERO, Duration::ZERO);
+    let mut start = 0;
+    while start < args.docs {
+        let end = (start + CHUNK).min(args.docs);
+        let hts: Vec<HybridTime> = (start..end).map(|_| clock.now()).collect();
+        let batches: Vec<WriteBatch> = (start..end)
+            .zip(&hts)
+            .map(|(i, &ht)| {
+                let mut batch = WriteBatch::with_capacity(SUBKEYS as usize);
+                for (k, v) in raw_pairs(i, ht, 0) {
+                    batch.put(k, v);
+                }
+                batch
+            })
+            .collect();
+        let t = Instant::now();
+        for batch in &batches {
+            raw.write(batch, WriteOptions::default())?;
+        }
+        t_raw += t.elapsed();
+        let inputs: Vec<DocInput> = (start..end).map(|i| doc_input(i, 0)).collect();
+        let t = Instant::now();
+        for (input, &ht) in inputs.iter().zip(&hts) {
+            docdb_insert(&docdb, input, ht)?;
+        }
+        t_doc += t.elapsed();
+        start = end;
+    }
+    let (r_doc, r_raw) = (
+        args.docs as f64 / secs(t_doc),
+        args.docs as f64 / secs(t_raw),
+    );
+    println!(
+        "| insert, docs/s (one batch of {SUBKEYS} per doc, WAL on, no fsync) | {r_doc:.0} | {r_raw:.0} | **{:.2}×** (target ≥ 0.9) |",
+        r_doc / r_raw
+    );
+
+    // Both stores hold the same bytes; put them in the same shape.
+    for engine in [docdb.engine(), &raw] {
+        engine.flush()?;
+        engine.wait_for_background_work()?;
+    }
+
+    // 2. Point reads of whole documents at the latest time.
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let ids: Vec<u64> = (0..args.reads)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % args.docs
+        })
+        .collect();
+    let (mut t_doc, mut t_raw, mut t_same) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let read = ReadOptions::at(HybridTime::MAX);
+    let mut checksum = 0usize;
+    for chunk in ids.chunks(CHUNK as usize) {
+        let keys: Vec<(Vec<u8>, SubDocKey)> = chunk
+            .iter()
+            .map(|&i| (doc_key(i).encode(), SubDocKey::new(doc_key(i), vec![])))
+            .collect();
+        let t = Instant::now();
+        for (prefix, _) in &keys {
+            checksum += raw_read(&raw, prefix)?;
+        }
+        t_raw += t.elapsed();
+        let t = Instant::now();
+        for (prefix, _) in &keys {
+            checksum += raw_read(docdb.engine(), prefix)?;
+        }
+        t_same += t.elapsed();
+        let t = Instant::now();
+        for (_, path) in &keys {
+            let doc = docdb.get(path, &read)?.context("document missing")?;
+            checksum += matches!(doc, docdb::SubDocument::Object { ref children, .. } if children.len() == SUBKEYS as usize)
+                as usize;
+        }
+        t_doc += t.elapsed();
+    }
+    let (r_doc, r_raw) = (
+        args.reads as f64 / secs(t_doc),
+        args.reads as f64 / secs(t_raw),
+    );
+    println!(
+        "| point read of a whole document, reads/s (block cache warm) | {r_doc:.0} | {r_raw:.0} | **{:.2}×** (target ≥ 0.8) |",
+        r_doc / r_raw
+    );
+    let r_same = args.reads as f64 / secs(t_same);
+    println!(
+        "| point read, the same raw iteration on DocDB's own RocksDB instance, reads/s | {r_doc:.0} | {r_same:.0} | {:.2}× |",
+        r_doc / r_same
+    );
+    anyhow::ensure!(checksum > 0, "reads returned nothing");
+    if args.reads_only {
+        let (_, stats) = docdb.get_with_stats(&SubDocKey::new(doc_key(1), vec![]), &read)?;
+        println!("\none read: {stats:?}");
+        return Ok(());
+    }
+
+    // 3. On-disk size after overwrites and a GC compaction at "now".
+    docdb.compact(clock.now())?;
+    let single = sst_size(docdb.engine())?;
+    for round in 1..=args.overwrites {
+        for i in 0..args.docs {
+            docdb_insert(&docdb, &doc_input(i, round), clock.now())?;
+        }
+    }
+    docdb.flush()?;
+    let before_gc = sst_size(docdb.engine())?;
+    let t = Instant::now();
+    let stats = docdb.compact(clock.now())?;
+    let gc_time = t.elapsed();
+    let after = sst_size(docdb.engine())?;
+    println!(
+        "| on-disk size after {} overwrites + GC at now (single version {:.1} MiB, {:.1} MiB before GC; GC took {:.1} s, dropped {} of {} versions) | {:.1} MiB | — | **{:.3}×** single version (target ≤ 1.1) |",
+        args.overwrites,
+        mib(single),
+        mib(before_gc),
+        secs(gc_time),
+        stats.overwritten_dropped,
+        stats.keys_seen,
+        mib(after),
+        after as f64 / single as f64
+    );
+
+    // 4. Scans over a range where 90% of the documents are deleted (before compaction).
+    let scan_dir = root.join("scan");
+    let scan_db = open_docdb(&scan_dir, clock.clone())?;
+    for i in 0..args.scan_docs {
+        docdb_insert(&scan_db, &doc_input(i, 0), clock.now())?;
+    }
+    scan_db.flush()?;
+    scan_db.engine().wait_for_background_work()?;
+    let full = timed_scan(&scan_db)?;
+    let mut deleted = 0;
+    for i in (0..args.scan_docs).filter(|i| i % 10 != 0) {
+        let mut batch = scan_db.batch(clock.now());
+        batch.delete(&SubDocKey::new(doc_key(i), vec![]))?;
+        batch.commit()?;
+        deleted += 1;
+    }
+    scan_db.flush()?;
+    scan_db.engine().wait_for_background_work()?;
+    let sparse = timed_scan(&scan_db)?;
+    anyhow::ensure!(
+        sparse.0 as u64 == args.scan_docs - deleted,
+        "scan returned {} documents",
+        sparse.0
+    );
+    let per_full = secs(full.1) / full.0 as f64 * 1e6;
+    let per_sparse = secs(sparse.1) / sparse.0 as f64 * 1e6;
+    println!(
+        "| full scan, µs per returned document: {} docs, then with 90% deleted ({} returned; {} invisible entries stepped over, {} seeks) | {per_full:.2} → {per_sparse:.2} | — | **{:.2}×** slower per returned doc (target ≤ 2) |",
+        args.scan_docs,
+        sparse.0,
+        sparse.2.invisible_stepped,
+        sparse.2.seeks,
+        per_sparse / per_full
+    );
+    Ok(())
+}
+
+/// Reads one document's pairs through a bounded iterator; returns how many it saw.
+fn raw_read(raw: &RocksEngine, prefix: &[u8]) -> Result<usize> {
+    let mut upper = prefix.to_vec();
+    upper.push(0xFF);
+    let mut iter = raw.iterator(IterOptions::new().lower(prefix.to_vec()).upper(upper))?;
+    iter.seek(prefix);
+    let mut values = Vec::with_capacity(SUBKEYS as usize);
+    while iter.valid()? {
+        values.push(iter.value().to_vec());
+        iter.next();
+    }
+    Ok(values.len())
+}
+
+fn timed_scan(db: &DocDb<RocksEngine>) -> Result<(usize, Duration, docdb::ReadStats)> {
+    let opts = ScanOptions {
+        read: ReadOptions::at(HybridTime::MAX),
+        ..ScanOptions::default()
+    };
+    let t = Instant::now();
+    let (docs, stats) = db.scan(&opts)?;
+    Ok((docs.len(), t.elapsed(), stats))
+}
+
+fn sst_size(engine: &RocksEngine) -> Result<u64> {
+    engine.wait_for_background_work()?;
+    Ok(engine
+        .property_int("rocksdb.live-sst-files-size")?
+        .unwrap_or(0))
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1 << 20) as f64
+}
