@@ -85,13 +85,15 @@ fn doc_input(i: u64, round: u64) -> DocInput {
 }
 
 /// Writes one document through DocDB: one batch of 4 subkeys at `ht`, the DocKey encoded once.
-fn docdb_insert(db: &DocDb<RocksEngine>, input: &DocInput, ht: HybridTime) -> Result<()> {
+fn docdb_insert(db: &DocDb<RocksEngine>, input: DocInput, ht: HybridTime) -> Result<()> {
     let doc = input.key.encode();
     let mut batch = db.batch(ht);
-    for (column, value) in (10..).zip(&input.values) {
-        let mut path = doc.clone();
+    for (column, value) in (10..).zip(input.values) {
+        // Room for the column id and the hybrid time appended at commit.
+        let mut path = Vec::with_capacity(doc.len() + 40);
+        path.extend_from_slice(&doc);
         KeyEntryValue::ColumnId(column).encode_to(&mut path);
-        batch.set_encoded_path(path, Value::new(value.clone()))?;
+        batch.set_encoded_path(path, Value::new(value))?;
     }
     batch.commit()?;
     Ok(())
@@ -156,7 +158,7 @@ pub fn run(args: &Args) -> Result<()> {
         t_raw += t.elapsed();
         let inputs: Vec<DocInput> = (start..end).map(|i| doc_input(i, 0)).collect();
         let t = Instant::now();
-        for (input, &ht) in inputs.iter().zip(&hts) {
+        for (input, &ht) in inputs.into_iter().zip(&hts) {
             docdb_insert(&docdb, input, ht)?;
         }
         t_doc += t.elapsed();
@@ -238,7 +240,7 @@ pub fn run(args: &Args) -> Result<()> {
     let single = sst_size(docdb.engine())?;
     for round in 1..=args.overwrites {
         for i in 0..args.docs {
-            docdb_insert(&docdb, &doc_input(i, round), clock.now())?;
+            docdb_insert(&docdb, doc_input(i, round), clock.now())?;
         }
     }
     docdb.flush()?;
@@ -263,7 +265,7 @@ pub fn run(args: &Args) -> Result<()> {
     let scan_dir = root.join("scan");
     let scan_db = open_docdb(&scan_dir, clock.clone())?;
     for i in 0..args.scan_docs {
-        docdb_insert(&scan_db, &doc_input(i, 0), clock.now())?;
+        docdb_insert(&scan_db, doc_input(i, 0), clock.now())?;
     }
     scan_db.flush()?;
     scan_db.engine().wait_for_background_work()?;

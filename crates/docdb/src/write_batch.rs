@@ -420,7 +420,8 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         let mut batch = engine::WriteBatch::with_capacity(count + 1);
         for (i, entry) in self.entries.into_iter().enumerate() {
             let mut key = entry.path;
-            key.reserve(1 + dockv::hybrid_time::MAX_ENCODED_LEN);
+            // Usually a no-op: callers leave room (a typical encoded time is 12 bytes).
+            key.reserve(1 + 12);
             key.push(KeyEntryType::HybridTime.as_u8());
             DocHybridTime::new(self.ht, i as u32).encode_to(&mut key);
             batch.put(key, entry.value);
