@@ -179,6 +179,15 @@ impl SubDocument {
                 kind: ObjectKind::Array | ObjectKind::RedisList,
                 children,
             } => J::Array(children.values().map(|(_, c)| c.to_json()).collect()),
+            // A nested list has no init marker of its own; its ArrayIndex keys say what it is.
+            SubDocument::Object { children, .. }
+                if !children.is_empty()
+                    && children
+                        .values()
+                        .all(|(k, _)| matches!(k, KeyEntryValue::ArrayIndex(_))) =>
+            {
+                J::Array(children.values().map(|(_, c)| c.to_json()).collect())
+            }
             SubDocument::Object { children, .. } => J::Object(
                 children
                     .values()
@@ -273,7 +282,7 @@ fn primitive_to_json(value: &PrimitiveValue) -> serde_json::Value {
     }
 }
 
-fn json_to_primitive(json: &serde_json::Value) -> Result<PrimitiveValue> {
+pub(crate) fn json_to_primitive(json: &serde_json::Value) -> Result<PrimitiveValue> {
     use serde_json::Value as J;
     Ok(match json {
         J::Null => PrimitiveValue::Null,

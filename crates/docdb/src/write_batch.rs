@@ -40,6 +40,33 @@ pub enum DocLiteral {
     List(Vec<DocLiteral>),
 }
 
+impl DocLiteral {
+    /// A document from JSON: objects become objects keyed by strings (in serde_json's key
+    /// order), arrays lists, numbers int64 or double, `null` the null value.
+    pub fn from_json(json: &serde_json::Value) -> Result<Self> {
+        use serde_json::Value as J;
+        Ok(match json {
+            J::Object(map) => DocLiteral::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        Ok((
+                            KeyEntryValue::string(k.as_bytes()),
+                            DocLiteral::from_json(v)?,
+                        ))
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            J::Array(items) => DocLiteral::List(
+                items
+                    .iter()
+                    .map(DocLiteral::from_json)
+                    .collect::<Result<_>>()?,
+            ),
+            scalar => DocLiteral::Value(crate::subdoc::json_to_primitive(scalar)?),
+        })
+    }
+}
+
 /// One pending key/value pair: the path (no hybrid time) and the encoded value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchEntry {

@@ -169,3 +169,28 @@ fn yedis_table() {
     );
     assert_eq!(read("key1", 1000 + 15_000_001), None);
 }
+
+/// Documents go in as JSON and come back out as JSON (lists get array indexes on the way in).
+#[test]
+fn json_in_and_out() {
+    let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+    let engine = MemEngine::with_compaction_filter(Some(policy.clone()));
+    let db = DocDb::open(engine, policy, DocDbOptions::default()).expect("open");
+    let json: serde_json::Value =
+        serde_json::from_str(r#"{"name": "Ada", "langs": ["en", "fr"], "address": {"city": "London", "zip": null}, "age": 36}"#)
+            .expect("json");
+    let path = SubDocKey::new(
+        DocKey::from_range(vec![KeyEntryValue::string("person")]),
+        vec![],
+    );
+    let mut batch = db.batch(at(1000));
+    batch
+        .insert(&path, &DocLiteral::from_json(&json).expect("literal"), None)
+        .expect("insert");
+    batch.commit().expect("commit");
+    let doc = db
+        .get(&path, &db.read_options(at(1000)))
+        .expect("get")
+        .expect("found");
+    assert_eq!(doc.to_json(), json);
+}

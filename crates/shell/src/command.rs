@@ -39,6 +39,9 @@ pub enum Command {
     Dump,
     /// `set option ...`.
     SetOption(ShellOption),
+    /// `stats`: GC counters summed over this session's compactions, and the last scan's read
+    /// counters (an extension; shell.md does not list it).
+    Stats,
 }
 
 /// A write batch, executed or only explained.

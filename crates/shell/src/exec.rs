@@ -72,6 +72,8 @@ pub fn shell_db_options() -> DocDbOptions {
 /// A shell session: one database and the commands run against it.
 pub struct Shell<E: Engine> {
     db: DocDb<E>,
+    /// Read counters of the last `scan`, for `stats`.
+    last_scan: std::sync::Mutex<docdb::ReadStats>,
     /// A temporary database directory, removed when the shell is dropped. Declared after
     /// `db` so that the engine is closed first.
     _temp_dir: Option<tempfile::TempDir>,
@@ -105,6 +107,7 @@ impl<E: Engine> Shell<E> {
     pub fn new(db: DocDb<E>) -> Self {
         Shell {
             db,
+            last_scan: Default::default(),
             _temp_dir: None,
         }
     }
@@ -114,8 +117,31 @@ impl<E: Engine> Shell<E> {
     pub fn with_temp_dir(db: DocDb<E>, temp_dir: tempfile::TempDir) -> Self {
         Shell {
             db,
+            last_scan: Default::default(),
             _temp_dir: Some(temp_dir),
         }
+    }
+
+    /// The `stats` text: GC counters of every compaction so far, the last scan's counters.
+    fn stats(&self) -> String {
+        let gc = self.db.gc_policy().stats();
+        let scan = *self.last_scan.lock().unwrap_or_else(|e| e.into_inner());
+        format!(
+            "gc: keys_seen={} overwritten_dropped={} tombstones_dropped={} expired_dropped={} \
+             expired_to_tombstone={} merges_dropped={} deleted_column_dropped={} undecodable_kept={}\n\
+             last scan: entries_seen={} invisible_stepped={} seeks={}\n",
+            gc.keys_seen,
+            gc.overwritten_dropped,
+            gc.tombstones_dropped,
+            gc.expired_dropped,
+            gc.expired_to_tombstone,
+            gc.merges_dropped,
+            gc.deleted_column_dropped,
+            gc.undecodable_kept,
+            scan.entries_seen,
+            scan.invisible_stepped,
+            scan.seeks,
+        )
     }
 
     /// The database.
@@ -155,6 +181,7 @@ impl<E: Engine> Shell<E> {
                 Ok(Output::Nothing)
             }
             Command::Dump => Ok(Output::Text(self.db.dump()?)),
+            Command::Stats => Ok(Output::Text(self.stats())),
             Command::SetOption(option) => {
                 let mut options = self.db.options();
                 match *option {
@@ -195,7 +222,8 @@ impl<E: Engine> Shell<E> {
             limit: scan.limit,
             reverse: scan.reverse,
         };
-        let (docs, _stats) = self.db.scan(&opts)?;
+        let (docs, stats) = self.db.scan(&opts)?;
+        *self.last_scan.lock().unwrap_or_else(|e| e.into_inner()) = stats;
         Ok(Output::Documents(docs))
     }
 }

@@ -419,6 +419,10 @@ impl<'a> Parser<'a> {
                 self.next()?;
                 Ok(Command::Dump)
             }
+            "stats" => {
+                self.next()?;
+                Ok(Command::Stats)
+            }
             "set" => {
                 self.next()?;
                 let token = self.next()?;

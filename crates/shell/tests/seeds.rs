@@ -180,3 +180,31 @@ fn page_views_row_and_column_ttl() {
     ]);
     check(&script, &expected);
 }
+
+/// `stats` (an extension of shell.md): after vectors.md D1's writes and the compaction at
+/// 5000, GC has seen all 10 records and dropped exactly two (`subkey_c`@3000, hidden by the
+/// tombstone at 5000, and that tombstone itself); a scan at 7000 over the 2 documents steps over
+/// the older versions of `subkey_b` and `subkey_c`.
+#[test]
+fn stats_after_d1_compaction() {
+    let script = r#"set option init_markers required
+write @1000 set DocKey([], ["my_key_where_value_is_a_string"]) = "value1"
+write @2000 set SubDocKey(DocKey([], ["mydockey", 123456]), ["subkey_a"]) = "value_a"
+write @3000 set SubDocKey(DocKey([], ["mydockey", 123456]), ["subkey_b", "subkey_c"]) = "value_bc"
+write @3500 set SubDocKey(DocKey([], ["mydockey", 123456]), ["subkey_b", "subkey_d"]) = "value_bd"
+write @5000 delete SubDocKey(DocKey([], ["mydockey", 123456]), ["subkey_b", "subkey_c"])
+write @6000 delete SubDocKey(DocKey([], ["mydockey", 123456]), ["subkey_b"])
+write @7000 set SubDocKey(DocKey([], ["mydockey", 123456]), ["subkey_b", "subkey_c"]) = "value_bc_prime"
+compact @5000
+stats
+"#;
+    let (out, failed) = run_script(&Shell::in_memory().expect("shell"), script);
+    assert!(!failed, "{out}");
+    assert_eq!(
+        out.lines().next(),
+        Some(
+            "gc: keys_seen=10 overwritten_dropped=1 tombstones_dropped=1 expired_dropped=0 \
+             expired_to_tombstone=0 merges_dropped=0 deleted_column_dropped=0 undecodable_kept=0"
+        )
+    );
+}
