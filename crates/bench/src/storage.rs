@@ -28,6 +28,9 @@ pub struct Args {
     /// Documents in the deleted-scan measurement.
     #[arg(long, default_value_t = 200_000)]
     scan_docs: u64,
+    /// Open DocDB without its GC compaction filter (diagnosis: what the filter costs).
+    #[arg(long)]
+    no_gc_filter: bool,
     /// Stop after the point reads (for profiling the read path).
     #[arg(long)]
     reads_only: bool,
@@ -49,10 +52,15 @@ fn column_value(i: u64, column: i32, round: u64) -> PrimitiveValue {
     PrimitiveValue::string(format!("value-{i:010}-{column}-{round}"))
 }
 
-fn open_docdb(dir: &Path, clock: Arc<HybridClock>) -> Result<DocDb<RocksEngine>> {
+fn open_docdb(dir: &Path, clock: Arc<HybridClock>, gc_filter: bool) -> Result<DocDb<RocksEngine>> {
     let policy = GcPolicy::new(clock);
+    let factory: Option<Arc<dyn engine::CompactionFilterFactory>> = if gc_filter {
+        Some(policy.clone())
+    } else {
+        None
+    };
     let config = RocksConfig {
-        compaction_filter_factory: Some(policy.clone()),
+        compaction_filter_factory: factory,
         ..RocksConfig::new(dir)
     };
     let engine = RocksEngine::open(config)?;
@@ -126,7 +134,7 @@ pub fn run(args: &Args) -> Result<()> {
         .unwrap_or_else(|| temp.path().to_path_buf());
     std::fs::create_dir_all(&root)?;
     let clock = Arc::new(HybridClock::default());
-    let docdb = open_docdb(&root.join("docdb"), clock.clone())?;
+    let docdb = open_docdb(&root.join("docdb"), clock.clone(), !args.no_gc_filter)?;
     let raw = open_raw(&root.join("raw"))?;
     println!(
         "## Storage: DocDB vs raw RocksDB ({} docs × {SUBKEYS} subkeys)\n",
@@ -263,7 +271,7 @@ pub fn run(args: &Args) -> Result<()> {
 
     // 4. Scans over a range where 90% of the documents are deleted (before compaction).
     let scan_dir = root.join("scan");
-    let scan_db = open_docdb(&scan_dir, clock.clone())?;
+    let scan_db = open_docdb(&scan_dir, clock.clone(), true)?;
     for i in 0..args.scan_docs {
         docdb_insert(&scan_db, doc_input(i, 0), clock.now())?;
     }

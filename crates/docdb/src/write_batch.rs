@@ -445,12 +445,15 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     pub fn commit(self) -> Result<usize> {
         let count = self.entries.len();
         let mut batch = engine::WriteBatch::with_capacity(count + 1);
+        // Every pair shares the hybrid time; only the write id differs.
+        let mut time_prefix = Vec::with_capacity(12);
+        DocHybridTime::encode_time_prefix(self.ht, &mut time_prefix);
         for (i, entry) in self.entries.into_iter().enumerate() {
             let mut key = entry.path;
             // Usually a no-op: callers leave room (a typical encoded time is 12 bytes).
             key.reserve(1 + 12);
             key.push(KeyEntryType::HybridTime.as_u8());
-            DocHybridTime::new(self.ht, i as u32).encode_to(&mut key);
+            DocHybridTime::encode_with_prefix(&time_prefix, i as u32, &mut key);
             batch.put(key, entry.value);
         }
         if let Some((first, count)) = self.reserved {

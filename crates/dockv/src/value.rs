@@ -491,7 +491,13 @@ impl Value {
 
     /// The encoding as a new vector.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(16);
+        let payload_len = match &self.payload {
+            PrimitiveValue::String(s)
+            | PrimitiveValue::PackedRowV1(s)
+            | PrimitiveValue::PackedRowV2(s) => s.len(),
+            _ => 16,
+        };
+        let mut out = Vec::with_capacity(payload_len + 24);
         self.encode_to(&mut out);
         out
     }

@@ -28,13 +28,20 @@ pub fn encode_signed(v: i64, out: &mut Vec<u8>) {
     let negative = v < 0;
     let magnitude = v.unsigned_abs();
     let n = signed_len(magnitude);
+    let mask = if negative { 0xFF } else { 0x00 };
+    if n <= 8 {
+        // Common case: header and value fit a u64 (7n ≤ 56 bits of header shift).
+        let word = (((1u64 << n) - 1) << (7 * n)) | magnitude;
+        let bytes = (word ^ if negative { u64::MAX } else { 0 }).to_be_bytes();
+        out.extend_from_slice(&bytes[8 - n..]);
+        return;
+    }
     // Header: n ones (sign + n-1 length ones) at the top of an 8n-bit big-endian number,
     // followed by a zero; for n = 10 that leaves 69 value bits.
     let header = ((1u128 << n) - 1) << (7 * n);
     let word = header | u128::from(magnitude);
     let bytes = word.to_be_bytes();
     let start = bytes.len() - n;
-    let mask = if negative { 0xFF } else { 0x00 };
     out.extend(bytes[start..].iter().map(|b| b ^ mask));
 }
 
