@@ -114,23 +114,8 @@ pub fn read_subdocument<I: EngineIterator>(
     let mut ends = Vec::new();
     component_ends(path, &mut ends)?;
     let root_depth = ends.len() - 1;
-    let mut reader = DocReader {
-        target: Vec::new(),
-        read_suffix: Vec::new(),
-        opts,
-        stats,
-        stack: Vec::new(),
-        root: Node::default(),
-        root_depth,
-    };
-    // Ancestors decide what is hidden below them.
-    for depth in 0..root_depth {
-        reader.stack.truncate(depth);
-        let ancestor = &path[..ends[depth]];
-        let version = reader.visible_version(iter, ancestor)?;
-        reader.apply(depth, version, None);
-    }
-    reader.stack.truncate(root_depth);
+    let mut reader = DocReader::new(opts, stats, root_depth);
+    reader.read_ancestors(iter, path, &ends)?;
     reader.read_subtree(iter, path, &ends)?;
     Ok(reader.root.into_subdocument())
 }
@@ -167,22 +152,9 @@ pub fn visible_record<I: EngineIterator>(
 ) -> Result<Option<VisibleRecord>> {
     let mut ends = Vec::new();
     component_ends(path, &mut ends)?;
-    let depth = ends.len() - 1;
-    let mut reader = DocReader {
-        target: Vec::new(),
-        read_suffix: Vec::new(),
-        opts,
-        stats,
-        stack: Vec::new(),
-        root: Node::default(),
-        root_depth: usize::MAX,
-    };
-    for level in 0..depth {
-        reader.stack.truncate(level);
-        let version = reader.visible_version(iter, &path[..ends[level]])?;
-        reader.apply(level, version, None);
-    }
-    reader.stack.truncate(depth);
+    // Nothing goes into a result tree: the record itself is returned.
+    let mut reader = DocReader::new(opts, stats, usize::MAX);
+    reader.read_ancestors(iter, path, &ends)?;
     let parent = reader.stack.last().copied().unwrap_or_default();
     let Some(version) = reader.visible_version(iter, path)? else {
         return Ok(None);
@@ -212,7 +184,37 @@ struct DocReader<'a> {
     root_depth: usize,
 }
 
-impl DocReader<'_> {
+impl<'a> DocReader<'a> {
+    fn new(opts: &'a ReadOptions, stats: &'a mut ReadStats, root_depth: usize) -> Self {
+        DocReader {
+            target: Vec::new(),
+            read_suffix: Vec::new(),
+            opts,
+            stats,
+            stack: Vec::new(),
+            root: Node::default(),
+            root_depth,
+        }
+    }
+
+    /// Fills the stack with the levels above `path` (whose component ends are `ends`): the
+    /// ancestors decide what is hidden below them.
+    fn read_ancestors<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        path: &[u8],
+        ends: &[usize],
+    ) -> Result<()> {
+        let depth = ends.len() - 1;
+        for level in 0..depth {
+            self.stack.truncate(level);
+            let version = self.visible_version(iter, &path[..ends[level]])?;
+            self.apply(level, version, None);
+        }
+        self.stack.truncate(depth);
+        Ok(())
+    }
+
     fn read_subtree<I: EngineIterator>(
         &mut self,
         iter: &mut I,

@@ -2,23 +2,9 @@
 //! or is derived by hand from format.md's rules (noted at each test). Every script runs on
 //! the in-memory engine and on RocksDB.
 
-use docdb_shell::{Shell, open_shell, run_script};
+mod common;
 
-/// Runs `script` on a fresh in-memory shell and a fresh RocksDB shell; asserts that both print
-/// `expected` and that no command failed.
-fn check(script: &str, expected: &str) {
-    let (out, failed) = run_script(&Shell::in_memory().expect("in-memory shell"), script);
-    assert_eq!(out, expected, "in-memory engine, script:\n{script}");
-    assert!(!failed, "in-memory engine: a command failed:\n{out}");
-    let (out, failed) = run_script(&open_shell(None).expect("rocksdb shell"), script);
-    assert_eq!(out, expected, "RocksDB engine, script:\n{script}");
-    assert!(!failed, "RocksDB engine: a command failed:\n{out}");
-}
-
-/// Joins lines, each terminated by a newline.
-fn lines(lines: &[&str]) -> String {
-    lines.iter().map(|l| format!("{l}\n")).collect()
-}
+use common::{check, lines};
 
 // ---------------------------------------------------------------------------------------------
 // vectors.md D1

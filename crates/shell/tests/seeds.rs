@@ -3,20 +3,10 @@
 //! key order (`J` system columns before `K` columns, newer versions first), write ids in batch
 //! order. Each script runs on the in-memory engine and on RocksDB.
 
-use docdb_shell::{Shell, open_shell, run_script};
+mod common;
 
-fn check(script: &str, expected: &str) {
-    let (out, failed) = run_script(&Shell::in_memory().expect("in-memory shell"), script);
-    assert_eq!(out, expected, "in-memory engine, script:\n{script}");
-    assert!(!failed, "in-memory engine: a command failed:\n{out}");
-    let (out, failed) = run_script(&open_shell(None).expect("rocksdb shell"), script);
-    assert_eq!(out, expected, "RocksDB engine, script:\n{script}");
-    assert!(!failed, "RocksDB engine: a command failed:\n{out}");
-}
-
-fn lines(lines: &[String]) -> String {
-    lines.iter().map(|l| format!("{l}\n")).collect()
-}
+use common::{check, lines};
+use docdb_shell::{Shell, run_script};
 
 /// persistence v1.2, "Encoding Documents": DocumentKey1 written entirely at T10 is stored as
 /// 5 pairs (init markers at the document and at SubKey1). Deleting SubKey1 and compacting

@@ -4,24 +4,11 @@
 //! derivation is noted next to each expectation. Every script runs on the in-memory engine
 //! and on RocksDB.
 
+mod common;
+
+use common::lines as script;
+use common::{check, lines};
 use docdb_shell::{Shell, open_shell, run_script};
-
-fn check(script: &str, expected: &str) {
-    let (out, failed) = run_script(&Shell::in_memory().expect("in-memory shell"), script);
-    assert_eq!(out, expected, "in-memory engine, script:\n{script}");
-    assert!(!failed, "in-memory engine: a command failed:\n{out}");
-    let (out, failed) = run_script(&open_shell(None).expect("rocksdb shell"), script);
-    assert_eq!(out, expected, "RocksDB engine, script:\n{script}");
-    assert!(!failed, "RocksDB engine: a command failed:\n{out}");
-}
-
-fn lines(lines: &[&str]) -> String {
-    lines.iter().map(|l| format!("{l}\n")).collect()
-}
-
-fn script(lines: &[&str]) -> String {
-    lines.iter().map(|l| format!("{l}\n")).collect()
-}
 
 // ---------------------------------------------------------------------------------------------
 // Lists (shell.md rules 4 and 5, format.md §11)
