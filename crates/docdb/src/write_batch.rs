@@ -375,7 +375,6 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
                 return Ok(Some(PathState {
                     payload: value.payload,
                     live,
-                    user_ts: value.control.user_timestamp,
                 }));
             }
             if path.starts_with(&entry.path) && !is_merge(&entry.value) {
@@ -476,8 +475,6 @@ fn is_merge(value: &[u8]) -> bool {
 struct PathState {
     payload: PrimitiveValue,
     live: bool,
-    #[allow(dead_code)]
-    user_ts: Option<i64>,
 }
 
 impl From<VisibleRecord> for PathState {
@@ -486,7 +483,6 @@ impl From<VisibleRecord> for PathState {
         PathState {
             payload: r.payload,
             live,
-            user_ts: r.control.user_timestamp,
         }
     }
 }
