@@ -101,6 +101,8 @@ pub struct GcFilter {
     within_merge_block: bool,
     /// The expiration set by the newest merge record of the current merge block.
     block_merge: Option<Expiration>,
+    /// Whether that newest merge record was kept.
+    block_merge_kept: bool,
     stats: GcStats,
 }
 
@@ -118,6 +120,7 @@ impl GcFilter {
             overwrite: Vec::new(),
             within_merge_block: false,
             block_merge: None,
+            block_merge_kept: false,
             stats: GcStats::default(),
         }
     }
@@ -224,8 +227,16 @@ impl GcFilter {
         }
         let value_type = payload.first().and_then(|&b| ValueEntryType::from_u8(b));
         let cutoff = self.params.history_cutoff;
+        let under_kept_merge = self.within_merge_block && self.block_merge_kept;
         self.within_merge_block = false;
         self.block_merge = None;
+        if under_kept_merge {
+            // A kept merge record only means something to readers with this value under it:
+            // its expiration is what this path passes down (a PERSIST overriding the older
+            // TTLs of children, say). Dropping the value would change what those children
+            // inherit, so it stays, expired or not, as long as the merge record does.
+            return Some(GcDecision::Keep);
+        }
         if is_expired_at(expiration, time.ht, self.params.table_ttl, cutoff) {
             return Some(if self.params.full {
                 self.stats.expired_dropped += 1;
@@ -254,7 +265,7 @@ impl GcFilter {
     /// (YugabyteDB restates the value's TTL, but TTLs are whole milliseconds, so folding would
     /// move the expiry by up to 1 ms and change reads after the cutoff). Once its own TTL has
     /// run out by the cutoff, a full compaction drops it: the value under it expires with it
-    /// and is dropped in the same pass.
+    /// and is dropped in the same pass. While it is kept, so is the value under it.
     fn merge_record(&mut self, expiration: Expiration) -> GcDecision {
         let newest = !self.within_merge_block;
         self.within_merge_block = true;
@@ -266,10 +277,17 @@ impl GcFilter {
             expiration.ttl,
             self.params.history_cutoff,
         );
-        if !newest || (expired && self.params.full) {
+        if !newest {
+            // Superseded by the block's newest merge record.
             self.stats.merges_dropped += 1;
             return GcDecision::Discard;
         }
+        if expired && self.params.full {
+            self.block_merge_kept = false;
+            self.stats.merges_dropped += 1;
+            return GcDecision::Discard;
+        }
+        self.block_merge_kept = true;
         GcDecision::Keep
     }
 

@@ -1,4 +1,5 @@
-//! Model-based randomized test: random writes of every kind (with TTLs and merge records),
+//! Model-based randomized test: random writes of every kind (set, delete, insert, extend,
+//! append, prepend, list_set/list_delete, expire/persist; with TTLs),
 //! reads of random paths at random times, full compactions at random cutoffs, and (on
 //! RocksDB) close and reopen. Every read at or after the latest cutoff must match an
 //! independent reference model.
@@ -266,7 +267,7 @@ fn random_op<E: Engine>(
     let path = random_path(rng, model.docs);
     let ttl = random_ttl(rng);
     let mut recs: Vec<(Path, PrimitiveValue, Option<Ttl>)> = Vec::new();
-    match rng.below(6) {
+    match rng.below(7) {
         0 | 1 => {
             let v = random_value(rng);
             batch
@@ -308,6 +309,41 @@ fn random_op<E: Engine>(
                 let mut child = path.clone();
                 child.1.push(k);
                 recs.push((child, v, ttl));
+            }
+        }
+        6 => {
+            // list_set / list_delete of the n-th element visible just before this batch (so
+            // neither side sees this batch's own earlier ops).
+            let mut list = path.clone();
+            list.1.push(KeyEntryValue::string("l"));
+            let read_ht = HybridTime(ht.0 - 1);
+            let pos = rng.below(4) as usize;
+            let value = if rng.chance(30) {
+                None
+            } else {
+                Some(PrimitiveValue::Int64(100 + rng.below(9) as i64))
+            };
+            let index = match model.read(&list, read_ht) {
+                Some(SubDocument::Object { children, .. }) => children
+                    .values()
+                    .filter_map(|(k, _)| match k {
+                        KeyEntryValue::ArrayIndex(i) => Some(*i),
+                        _ => None,
+                    })
+                    .nth(pos),
+                _ => None,
+            };
+            let result = batch.list_set(&sub_doc_key(&list), pos, value.clone(), read_ht);
+            assert_eq!(
+                result.is_ok(),
+                index.is_some(),
+                "list_set {pos} of {} ({result:?})",
+                sub_doc_key(&list)
+            );
+            if let Some(index) = index {
+                let mut child = list.clone();
+                child.1.push(KeyEntryValue::ArrayIndex(index));
+                recs.push((child, value.unwrap_or(PrimitiveValue::Tombstone), None));
             }
         }
         _ => {
