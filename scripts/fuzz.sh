@@ -12,7 +12,7 @@ fi
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$HOME/.cache/docdb-fuzz-target}"
 log=$(mktemp)
-for target in decode_key_entry decode_sub_doc_key decode_value; do
+for target in decode_key_entry decode_sub_doc_key decode_value parse_resp_request; do
   echo "==> fuzz $target for ${seconds}s"
   mkdir -p "fuzz/corpus/$target"
   # A failure prints the crashing input and its artifact path, and fails this script.

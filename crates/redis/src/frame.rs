@@ -1,0 +1,554 @@
+//! RESP2 frames: parsing requests (multibulk `*N\r\n$len\r\n...` and inline `PING\r\n`) and
+//! encoding replies.
+//!
+//! Parsing is two steps, as in mini-redis: [`check_request`] finds out cheaply whether the
+//! buffer holds a whole request (and how long it is) or needs more bytes, or is malformed;
+//! [`parse_request`] then builds the arguments. Malformed input and requests over the
+//! [`Limits`] are errors worded as Redis words them, so a server can reply with them and
+//! close the connection before reading any further.
+
+/// Request size limits (Redis: `proto-max-bulk-len`, the multibulk count limit, and the
+/// inline request limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest bulk string in a request, in bytes. Default 512 MiB (Redis's default).
+    pub max_bulk_len: usize,
+    /// Most arguments in one request. Default 1 048 576 (Redis's limit).
+    pub max_multibulk_len: usize,
+    /// Longest inline request line. Default 64 KiB (Redis's `PROTO_INLINE_MAX_SIZE`).
+    pub max_inline_len: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bulk_len: 512 << 20,
+            max_multibulk_len: 1024 * 1024,
+            max_inline_len: 64 * 1024,
+        }
+    }
+}
+
+/// Why a buffer does not (yet) hold a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// More bytes are needed.
+    #[error("incomplete frame")]
+    Incomplete,
+    /// The bytes break the protocol or a limit; the text is Redis's error reply (without the
+    /// leading `-`), after which Redis closes the connection.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+fn protocol(msg: &str) -> FrameError {
+    FrameError::Protocol(format!("ERR Protocol error: {msg}"))
+}
+
+/// A reply (or, for tests and clients, any RESP2 value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// `+OK\r\n`
+    Simple(String),
+    /// `-ERR ...\r\n`
+    Error(String),
+    /// `:42\r\n`
+    Integer(i64),
+    /// `$3\r\nfoo\r\n`
+    Bulk(Vec<u8>),
+    /// `$-1\r\n`
+    Null,
+    /// `*-1\r\n`
+    NullArray,
+    /// `*2\r\n...`
+    Array(Vec<Frame>),
+}
+
+impl Frame {
+    /// Appends the RESP2 encoding.
+    pub fn encode_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Frame::Simple(s) => line(out, '+', s),
+            Frame::Error(s) => line(out, '-', s),
+            Frame::Integer(n) => line(out, ':', &n.to_string()),
+            Frame::Bulk(bytes) => {
+                line(out, '$', &bytes.len().to_string());
+                out.extend_from_slice(bytes);
+                out.extend_from_slice(b"\r\n");
+            }
+            Frame::Null => out.extend_from_slice(b"$-1\r\n"),
+            Frame::NullArray => out.extend_from_slice(b"*-1\r\n"),
+            Frame::Array(items) => {
+                line(out, '*', &items.len().to_string());
+                for item in items {
+                    item.encode_to(out);
+                }
+            }
+        }
+    }
+
+    /// The encoding as a new vector.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_to(&mut out);
+        out
+    }
+
+    /// Parses one RESP2 value from the front of `buf` (replies, or any frame), returning it and
+    /// its length.
+    pub fn parse(buf: &[u8]) -> Result<(Frame, usize), FrameError> {
+        let mut cursor = Cursor { buf, pos: 0 };
+        let frame = cursor.frame(0)?;
+        Ok((frame, cursor.pos))
+    }
+}
+
+fn line(out: &mut Vec<u8>, tag: char, text: &str) {
+    out.push(tag as u8);
+    // Simple strings and errors cannot contain line breaks; replace them defensively.
+    out.extend(
+        text.bytes()
+            .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+/// How deep [`Frame::parse`] follows nested arrays before calling the input malformed.
+const MAX_NESTING: usize = 32;
+
+struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// The next line without its `\r\n`.
+    fn line(&mut self) -> Result<&'a [u8], FrameError> {
+        let rest = &self.buf[self.pos..];
+        let end = rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or(FrameError::Incomplete)?;
+        self.pos += end + 2;
+        Ok(&rest[..end])
+    }
+
+    fn byte(&mut self) -> Result<u8, FrameError> {
+        let b = *self.buf.get(self.pos).ok_or(FrameError::Incomplete)?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn number(&mut self, what: &str) -> Result<i64, FrameError> {
+        let text = self.line()?;
+        parse_int(text).ok_or_else(|| protocol(&format!("invalid {what}")))
+    }
+
+    fn bytes(&mut self, len: usize) -> Result<&'a [u8], FrameError> {
+        let end = self
+            .pos
+            .checked_add(len)
+            .ok_or_else(|| protocol("invalid bulk length"))?;
+        if self.buf.len() < end + 2 {
+            return Err(FrameError::Incomplete);
+        }
+        if &self.buf[end..end + 2] != b"\r\n" {
+            return Err(protocol("bulk string is not terminated by CRLF"));
+        }
+        let bytes = &self.buf[self.pos..end];
+        self.pos = end + 2;
+        Ok(bytes)
+    }
+
+    fn frame(&mut self, depth: usize) -> Result<Frame, FrameError> {
+        if depth > MAX_NESTING {
+            return Err(protocol("nested too deeply"));
+        }
+        match self.byte()? {
+            b'+' => Ok(Frame::Simple(
+                String::from_utf8_lossy(self.line()?).into_owned(),
+            )),
+            b'-' => Ok(Frame::Error(
+                String::from_utf8_lossy(self.line()?).into_owned(),
+            )),
+            b':' => Ok(Frame::Integer(self.number("integer")?)),
+            b'$' => match self.number("bulk length")? {
+                -1 => Ok(Frame::Null),
+                n if n < 0 => Err(protocol("invalid bulk length")),
+                n => Ok(Frame::Bulk(self.bytes(n as usize)?.to_vec())),
+            },
+            b'*' => match self.number("multibulk length")? {
+                -1 => Ok(Frame::NullArray),
+                n if n < 0 => Err(protocol("invalid multibulk length")),
+                n => {
+                    // Never trust a length for an allocation: grow as elements arrive.
+                    let mut items = Vec::new();
+                    for _ in 0..n {
+                        items.push(self.frame(depth + 1)?);
+                    }
+                    Ok(Frame::Array(items))
+                }
+            },
+            other => Err(protocol(&format!(
+                "unexpected type byte '{}'",
+                other.escape_ascii()
+            ))),
+        }
+    }
+}
+
+/// A decimal integer as Redis's `string2ll` accepts it: optional `-`, digits, no leading
+/// zeros (`0` itself aside), no `-0`.
+fn parse_int(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits[0] == b'0' && (digits.len() > 1 || negative) {
+        return None;
+    }
+    let value = digits.iter().try_fold(0i64, |acc, &d| {
+        acc.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+    })?;
+    Some(if negative { -value } else { value })
+}
+
+/// Checks whether `buf` starts with a whole request and returns its length, without building
+/// anything. Errors: [`FrameError::Incomplete`] (read more), or a protocol error (reply and
+/// close): a count or length over `limits` is reported as soon as its header is read, before
+/// the bytes it announces arrive.
+pub fn check_request(buf: &[u8], limits: &Limits) -> Result<usize, FrameError> {
+    scan_request(buf, limits, |_| {})
+}
+
+/// Parses the request at the front of `buf` into its arguments, returning them and the
+/// request's length. An empty inline line yields no arguments (Redis ignores it).
+pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<(Vec<Vec<u8>>, usize), FrameError> {
+    let mut args = Vec::new();
+    let len = scan_request(buf, limits, |arg| args.push(arg.to_vec()))?;
+    Ok((args, len))
+}
+
+fn scan_request(
+    buf: &[u8],
+    limits: &Limits,
+    mut emit: impl FnMut(&[u8]),
+) -> Result<usize, FrameError> {
+    let Some(&first) = buf.first() else {
+        return Err(FrameError::Incomplete);
+    };
+    if first != b'*' {
+        return scan_inline(buf, limits, emit);
+    }
+    let mut cursor = Cursor { buf, pos: 1 };
+    let count = match cursor.line() {
+        Ok(text) => text,
+        Err(FrameError::Incomplete) if buf.len() > 32 => {
+            return Err(protocol("too big mbulk count string"));
+        }
+        Err(e) => return Err(e),
+    };
+    let count = parse_int(count).ok_or_else(|| protocol("invalid multibulk length"))?;
+    if count > limits.max_multibulk_len as i64 {
+        return Err(protocol("invalid multibulk length"));
+    }
+    for _ in 0..count.max(0) {
+        let tag = cursor.byte()?;
+        if tag != b'$' {
+            return Err(protocol(&format!(
+                "expected '$', got '{}'",
+                tag.escape_ascii()
+            )));
+        }
+        let start = cursor.pos;
+        let len = match cursor.line() {
+            Ok(text) => text,
+            Err(FrameError::Incomplete) if buf.len() - start > 32 => {
+                return Err(protocol("too big bulk count string"));
+            }
+            Err(e) => return Err(e),
+        };
+        let len = parse_int(len).ok_or_else(|| protocol("invalid bulk length"))?;
+        if len < 0 || len > limits.max_bulk_len as i64 {
+            return Err(protocol("invalid bulk length"));
+        }
+        emit(cursor.bytes(len as usize)?);
+    }
+    Ok(cursor.pos)
+}
+
+/// An inline request: one line, arguments split on spaces, with `"..."` (C escapes) and
+/// `'...'` quoting as Redis's `sdssplitargs`.
+fn scan_inline(
+    buf: &[u8],
+    limits: &Limits,
+    mut emit: impl FnMut(&[u8]),
+) -> Result<usize, FrameError> {
+    let Some(end) = buf.iter().position(|&b| b == b'\n') else {
+        if buf.len() > limits.max_inline_len {
+            return Err(protocol("too big inline request"));
+        }
+        return Err(FrameError::Incomplete);
+    };
+    if end > limits.max_inline_len {
+        return Err(protocol("too big inline request"));
+    }
+    let line = buf[..end].strip_suffix(b"\r").unwrap_or(&buf[..end]);
+    for arg in split_args(line).ok_or_else(|| protocol("unbalanced quotes in request"))? {
+        emit(&arg);
+    }
+    Ok(end + 1)
+}
+
+/// Redis's `sdssplitargs`: `None` on unbalanced quotes.
+fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    loop {
+        while line.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if i >= line.len() {
+            return Some(args);
+        }
+        let mut arg = Vec::new();
+        let (mut in_double, mut in_single) = (false, false);
+        loop {
+            let c = line.get(i).copied();
+            if in_double {
+                match c? {
+                    b'\\'
+                        if line.get(i + 1) == Some(&b'x')
+                            && line.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+                            && line.get(i + 3).is_some_and(u8::is_ascii_hexdigit) =>
+                    {
+                        let hex = std::str::from_utf8(&line[i + 2..i + 4]).ok()?;
+                        arg.push(u8::from_str_radix(hex, 16).ok()?);
+                        i += 3;
+                    }
+                    b'\\' if i + 1 < line.len() => {
+                        i += 1;
+                        arg.push(match line[i] {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        });
+                    }
+                    b'"' => {
+                        // A closing quote must be followed by a space or the end.
+                        if line.get(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    other => arg.push(other),
+                }
+            } else if in_single {
+                match c? {
+                    b'\\' if line.get(i + 1) == Some(&b'\'') => {
+                        arg.push(b'\'');
+                        i += 1;
+                    }
+                    b'\'' => {
+                        if line.get(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    other => arg.push(other),
+                }
+            } else {
+                match c {
+                    None => break,
+                    Some(b) if b.is_ascii_whitespace() => break,
+                    Some(b'"') => in_double = true,
+                    Some(b'\'') => in_single = true,
+                    Some(other) => arg.push(other),
+                }
+            }
+            i += 1;
+        }
+        args.push(arg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn args(list: &[&str]) -> Vec<Vec<u8>> {
+        list.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn multibulk_request() {
+        let buf = b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n*1\r\n$4\r\nPING\r\n";
+        let limits = Limits::default();
+        let (first, len) = parse_request(buf, &limits).expect("first");
+        assert_eq!(first, args(&["SET", "key", "value"]));
+        assert_eq!(check_request(buf, &limits), Ok(len));
+        // Pipelining: the next request follows.
+        assert_eq!(
+            parse_request(&buf[len..], &limits).expect("second").0,
+            args(&["PING"])
+        );
+        // Every strict prefix of a request is incomplete, never an error.
+        for cut in 0..len {
+            assert_eq!(
+                check_request(&buf[..cut], &limits),
+                Err(FrameError::Incomplete),
+                "cut {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn binary_safe_bulk() {
+        let buf = b"*2\r\n$3\r\nGET\r\n$4\r\na\r\nb\r\n";
+        assert_eq!(
+            parse_request(buf, &Limits::default()).expect("parse").0,
+            vec![b"GET".to_vec(), b"a\r\nb".to_vec()]
+        );
+    }
+
+    #[test]
+    fn inline_requests() {
+        let limits = Limits::default();
+        assert_eq!(
+            parse_request(b"PING\r\n", &limits),
+            Ok((args(&["PING"]), 6))
+        );
+        assert_eq!(
+            parse_request(b"set k \"a b\\n\"\n", &limits)
+                .expect("quoted")
+                .0,
+            vec![b"set".to_vec(), b"k".to_vec(), b"a b\n".to_vec()]
+        );
+        assert_eq!(
+            parse_request(b"echo 'it\\'s' \"\\x41\"\r\n", &limits)
+                .expect("escapes")
+                .0,
+            args(&["echo", "it's", "A"])
+        );
+        assert_eq!(parse_request(b"\r\n", &limits), Ok((vec![], 2)));
+        // Like Redis, a multibulk count of zero or less is an empty request, skipped.
+        assert_eq!(parse_request(b"*-2\r\nPING\r\n", &limits), Ok((vec![], 5)));
+        assert_eq!(
+            parse_request(b"set k \"v\n", &limits),
+            Err(protocol("unbalanced quotes in request"))
+        );
+        assert_eq!(parse_request(b"PING", &limits), Err(FrameError::Incomplete));
+    }
+
+    #[test]
+    fn malformed_and_oversized_requests() {
+        let limits = Limits {
+            max_bulk_len: 16,
+            max_multibulk_len: 4,
+            max_inline_len: 32,
+        };
+        let cases: &[(&[u8], &str)] = &[
+            (b"*x\r\n", "invalid multibulk length"),
+            (b"*5\r\n", "invalid multibulk length"),
+            (b"*1\r\n:1\r\n", "expected '$', got ':'"),
+            (b"*1\r\n$-2\r\n", "invalid bulk length"),
+            (b"*1\r\n$17\r\n", "invalid bulk length"),
+            (
+                b"*1\r\n$3\r\nabcd\r\n",
+                "bulk string is not terminated by CRLF",
+            ),
+            (b"*1\r\n$1x\r\n", "invalid bulk length"),
+            (b"*01\r\n", "invalid multibulk length"),
+            (b"*1\r\n$-0\r\n", "invalid bulk length"),
+        ];
+        for (input, message) in cases {
+            assert_eq!(
+                check_request(input, &limits),
+                Err(protocol(message)),
+                "{}",
+                input.escape_ascii()
+            );
+        }
+        // An oversized announcement is refused before its bytes arrive.
+        assert_eq!(
+            check_request(b"*1\r\n$999999999\r\n", &Limits::default()),
+            Err(protocol("invalid bulk length"))
+        );
+        assert_eq!(
+            check_request(&[b'a'; 40], &limits),
+            Err(protocol("too big inline request"))
+        );
+        assert_eq!(
+            protocol("invalid bulk length").to_string(),
+            "ERR Protocol error: invalid bulk length"
+        );
+    }
+
+    #[test]
+    fn replies_encode_as_resp2() {
+        let reply = Frame::Array(vec![
+            Frame::Simple("OK".into()),
+            Frame::Error(
+                "WRONGTYPE Operation against a key holding the wrong kind of value".into(),
+            ),
+            Frame::Integer(-42),
+            Frame::Bulk(b"hi".to_vec()),
+            Frame::Null,
+            Frame::NullArray,
+        ]);
+        let bytes = reply.encode();
+        assert_eq!(
+            bytes,
+            b"*6\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:-42\r\n$2\r\nhi\r\n$-1\r\n*-1\r\n"
+        );
+        assert_eq!(Frame::parse(&bytes), Ok((reply, bytes.len())));
+    }
+
+    fn any_frame() -> impl Strategy<Value = Frame> {
+        let leaf = prop_oneof![
+            "[a-zA-Z0-9 ]{0,12}".prop_map(Frame::Simple),
+            "[a-zA-Z0-9 ]{0,12}".prop_map(Frame::Error),
+            any::<i64>().prop_map(Frame::Integer),
+            proptest::collection::vec(any::<u8>(), 0..24).prop_map(Frame::Bulk),
+            Just(Frame::Null),
+            Just(Frame::NullArray),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            proptest::collection::vec(inner, 0..4).prop_map(Frame::Array)
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn frames_roundtrip(frame in any_frame()) {
+            let bytes = frame.encode();
+            prop_assert_eq!(Frame::parse(&bytes), Ok((frame, bytes.len())));
+            for cut in 0..bytes.len() {
+                prop_assert_eq!(Frame::parse(&bytes[..cut]), Err(FrameError::Incomplete));
+            }
+        }
+
+        #[test]
+        fn requests_roundtrip(list in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..16), 1..5)) {
+            let request = Frame::Array(list.iter().cloned().map(Frame::Bulk).collect()).encode();
+            prop_assert_eq!(parse_request(&request, &Limits::default()), Ok((list, request.len())));
+        }
+
+        #[test]
+        fn parsers_never_panic(bytes: Vec<u8>) {
+            let limits = Limits { max_bulk_len: 64, max_multibulk_len: 8, max_inline_len: 64 };
+            let _ = check_request(&bytes, &limits);
+            let _ = parse_request(&bytes, &limits);
+            let _ = Frame::parse(&bytes);
+        }
+    }
+}
