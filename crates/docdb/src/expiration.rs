@@ -61,16 +61,21 @@ pub fn is_expired_at(
     has_expired(from, ttl, read_ht)
 }
 
-/// The expiration a record written at `record_ht` inherits: that of the nearest ancestor
-/// level still alive at `record_ht` (`chain` runs from the parent up to the root). An expired
-/// value counts as deleted from its expiry on, so it passes nothing down to what is written
-/// later; skipping it (rather than stopping) keeps an ancestor's TTL, e.g. a later Redis
-/// EXPIRE on the document, in force. This is also what lets GC drop expired levels without
-/// changing what any reader sees.
+/// The expiration a record written at `record_ht` inherits: the most recently written one
+/// among its ancestor levels (`chain`) that were still alive at `record_ht`. An expired value
+/// counts as deleted from its expiry on, so it passes nothing down to what is written later,
+/// and taking the newest rather than the nearest keeps a later TTL change higher up (a Redis
+/// EXPIRE on the document, say) in force below an expired level. Both make the result
+/// independent of whether GC has already dropped an expired level.
 pub fn inherited(chain: impl IntoIterator<Item = Expiration>, record_ht: HybridTime) -> Expiration {
     chain
         .into_iter()
-        .find(|exp| !has_expired(exp.write_ht, exp.ttl, record_ht))
+        .filter(|exp| !has_expired(exp.write_ht, exp.ttl, record_ht))
+        .fold(None, |best: Option<Expiration>, exp| match best {
+            // On equal write times the nearer level wins.
+            Some(b) if b.write_ht >= exp.write_ht => Some(b),
+            _ => Some(exp),
+        })
         .unwrap_or_default()
 }
 
@@ -91,20 +96,39 @@ pub fn own_expiration(
 }
 
 /// The expiration in force for a record written at `record_ht`, given its own (TTL or merge
-/// record) and its ancestors' (`chain`, parent first): its own when at least as recent as what
-/// it inherits (YugabyteDB's rule), else the inherited one, except that a newer TTL above never
-/// revives a record whose own TTL had already run out.
+/// record) and its ancestors' levels (`chain`, parent first), as a sequence of events:
+///
+/// - when written, the record takes its own TTL, else the newest expiration among the
+///   ancestor levels written before it and still alive then ([`inherited`]);
+/// - TTL changes written above it later (a newer expiration on an ancestor level: a Redis
+///   EXPIRE or PERSIST) apply in time order, each only if the record was still alive when it
+///   was written.
+///
+/// So nothing revives an expired value, and dropping an expired level (GC) changes nothing
+/// for the records below it.
 pub fn effective_expiration(
     own: Option<Expiration>,
-    chain: impl IntoIterator<Item = Expiration>,
+    chain: impl IntoIterator<Item = Expiration> + Clone,
     record_ht: HybridTime,
 ) -> Expiration {
-    let parent = inherited(chain, record_ht);
-    match own {
-        Some(own) if own.write_ht >= parent.write_ht => own,
-        Some(own) if has_expired(own.write_ht, own.ttl, parent.write_ht) => own,
-        _ => parent,
+    let earlier = chain
+        .clone()
+        .into_iter()
+        .filter(|e| e.write_ht <= record_ht);
+    let mut current = own.unwrap_or_else(|| inherited(earlier, record_ht));
+    let mut later: Vec<Expiration> = chain
+        .into_iter()
+        .filter(|e| e.write_ht > record_ht)
+        .collect();
+    // Oldest first; on equal times the nearer level (earlier in `chain`) last, so it wins.
+    later.reverse();
+    later.sort_by_key(|e| e.write_ht);
+    for change in later {
+        if !has_expired(current.write_ht, current.ttl, change.write_ht) {
+            current = change;
+        }
     }
+    current
 }
 
 /// Micros of physical time from `earlier` to `later` (may be negative).
@@ -152,6 +176,9 @@ mod tests {
         assert_eq!(inherited([parent, root], us(2000)), parent);
         assert_eq!(inherited([parent, root], us(2001)), root);
         assert_eq!(inherited([parent], us(2001)), Expiration::default());
+        // A newer TTL higher up wins over an older one nearer.
+        let later_root = Expiration::new(us(5000), Some(Ttl(10)));
+        assert_eq!(inherited([parent, later_root], us(1500)), later_root);
     }
 
     #[test]
@@ -172,6 +199,25 @@ mod tests {
         assert_eq!(
             own_expiration(us(2500), Some(Ttl(1)), Some(merge)),
             Some(merge)
+        );
+    }
+
+    /// The model test's 1M-operation failure: a child inherits its parent's 5 ms TTL and expires
+    /// before a PERSIST on the document; the PERSIST must not revive it. A child still alive at
+    /// the PERSIST loses its TTL.
+    #[test]
+    fn later_ttl_changes_apply_only_to_live_records() {
+        let parent = Expiration::new(us(1_369_641), Some(Ttl(5)));
+        let persist = Expiration::new(us(1_379_751), None);
+        let expired_child = effective_expiration(None, [parent, persist], us(1_372_822));
+        assert_eq!(expired_child, parent);
+        let live_child = effective_expiration(None, [parent, persist], us(1_376_000));
+        assert_eq!(live_child, persist);
+        // Its own TTL, alive at the PERSIST: the PERSIST applies.
+        let own = Expiration::new(us(1_378_000), Some(Ttl(5)));
+        assert_eq!(
+            effective_expiration(Some(own), [parent, persist], us(1_378_000)),
+            persist
         );
     }
 

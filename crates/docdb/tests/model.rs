@@ -486,7 +486,26 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
             64..=66 if std::env::var_os("DOCDB_MODEL_NO_COMPACT").is_none() => {
                 let back = rng.below(now - cutoff.physical_micros().min(now) + 1);
                 let new_cutoff = HybridTime::from_micros(now - back).max(cutoff);
+                let watch = |db: &DocDb<E>, when: &str| {
+                    // DOCDB_MODEL_WATCH=d7 prints that document's records around compactions.
+                    if let Ok(doc) = std::env::var("DOCDB_MODEL_WATCH") {
+                        let needle = format!("\"{doc}\"");
+                        let lines: Vec<String> = db
+                            .dump()
+                            .expect("dump")
+                            .lines()
+                            .filter(|l| l.contains(&needle))
+                            .map(String::from)
+                            .collect();
+                        eprintln!(
+                            "step {step} {when} compact @{new_cutoff}:\n  {}",
+                            lines.join("\n  ")
+                        );
+                    }
+                };
+                watch(&h.db, "before");
                 h.db.compact(new_cutoff).expect("compact");
+                watch(&h.db, "after");
                 cutoff = new_cutoff;
             }
             67 => {
