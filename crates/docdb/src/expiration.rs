@@ -61,12 +61,11 @@ pub fn is_expired_at(
     has_expired(from, ttl, read_ht)
 }
 
-/// The expiration a record written at `record_ht` inherits: the most recently written one
-/// among its ancestor levels (`chain`) that were still alive at `record_ht`. An expired value
-/// counts as deleted from its expiry on, so it passes nothing down to what is written later,
-/// and taking the newest rather than the nearest keeps a later TTL change higher up (a Redis
-/// EXPIRE on the document, say) in force below an expired level. Both make the result
-/// independent of whether GC has already dropped an expired level.
+/// The expiration a record written at `record_ht` inherits when written: the most recently
+/// written one among the ancestor levels (`chain`) that were still alive at `record_ht`. An
+/// expired value counts as deleted from its expiry on, so it passes nothing down to what is
+/// written later. (TTL changes written above the record after it are applied separately, by
+/// [`effective_expiration`].)
 pub fn inherited(chain: impl IntoIterator<Item = Expiration>, record_ht: HybridTime) -> Expiration {
     chain
         .into_iter()
