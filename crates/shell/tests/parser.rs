@@ -741,12 +741,12 @@ fn command_errors() {
         (
             "bogus",
             1,
-            "expected a command (`write`, `explain write`, `get`, `scan`, `compact`, `flush`, `dump`, `set option`), found `bogus`",
+            "expected a command (`write`, `explain write`, `get`, `scan`, `compact`, `flush`, `dump`, `set option`, `stats`), found `bogus`",
         ),
         (
             "\"x\"",
             1,
-            "expected a command (`write`, `explain write`, `get`, `scan`, `compact`, `flush`, `dump`, `set option`), found string \"x\"",
+            "expected a command (`write`, `explain write`, `get`, `scan`, `compact`, `flush`, `dump`, `set option`, `stats`), found string \"x\"",
         ),
         ("dump now", 6, "expected end of line, found `now`"),
         ("flush;", 6, "expected end of line, found `;`"),
