@@ -1146,8 +1146,7 @@ const TYPED_LITERALS: &[&str] = &[
     "ArrayIndex",
 ];
 
-const COMMANDS: &str =
-    "a command (`write`, `explain write`, `get`, `scan`, `compact`, `flush`, `dump`, `set option`, `stats`)";
+const COMMANDS: &str = "a command (`write`, `explain write`, `get`, `scan`, `compact`, `flush`, `dump`, `set option`, `stats`)";
 
 const WRITE_OPS: &str = "a write operation (`set`, `insert`, `extend`, `delete`, `append`, `prepend`, `list_set`, `list_delete`, `expire`, `persist`)";
 
