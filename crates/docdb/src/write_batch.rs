@@ -247,14 +247,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         values: &[PrimitiveValue],
         ttl: Option<Ttl>,
     ) -> Result<()> {
-        let encoded = path.encode();
-        let first = self.reserve_indexes(values.len() as i64);
-        for (i, value) in values.iter().enumerate() {
-            let mut child = encoded.clone();
-            KeyEntryValue::ArrayIndex(first + i as i64).encode_to(&mut child);
-            self.set_encoded(&child, Value::with_ttl(value.clone(), ttl))?;
-        }
-        Ok(())
+        self.write_list_block(path, values, ttl, false)
     }
 
     /// Prepends list elements: negative indexes, written last-first so that the block reads in
@@ -265,11 +258,29 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         values: &[PrimitiveValue],
         ttl: Option<Ttl>,
     ) -> Result<()> {
+        self.write_list_block(path, values, ttl, true)
+    }
+
+    /// Writes a block of list elements with freshly reserved indexes: `+first, +first+1, …` in
+    /// order, or for a prepend `-first, -(first+1), …` over the values in reverse.
+    fn write_list_block(
+        &mut self,
+        path: &SubDocKey,
+        values: &[PrimitiveValue],
+        ttl: Option<Ttl>,
+        prepend: bool,
+    ) -> Result<()> {
         let encoded = path.encode();
         let first = self.reserve_indexes(values.len() as i64);
-        for (i, value) in values.iter().rev().enumerate() {
+        let ordered: Box<dyn Iterator<Item = &PrimitiveValue>> = if prepend {
+            Box::new(values.iter().rev())
+        } else {
+            Box::new(values.iter())
+        };
+        for (i, value) in ordered.enumerate() {
+            let index = first + i as i64;
             let mut child = encoded.clone();
-            KeyEntryValue::ArrayIndex(-(first + i as i64)).encode_to(&mut child);
+            KeyEntryValue::ArrayIndex(if prepend { -index } else { index }).encode_to(&mut child);
             self.set_encoded(&child, Value::with_ttl(value.clone(), ttl))?;
         }
         Ok(())

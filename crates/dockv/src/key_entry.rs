@@ -1550,16 +1550,7 @@ mod tests {
     }
 
     fn bytes() -> impl Strategy<Value = Vec<u8>> {
-        proptest::collection::vec(
-            prop_oneof![
-                any::<u8>(),
-                Just(0u8),
-                Just(1u8),
-                Just(0xFEu8),
-                Just(0xFFu8)
-            ],
-            0..12,
-        )
+        crate::zero_encoding::tests::bytes_up_to(12)
     }
 
     fn uuid() -> impl Strategy<Value = [u8; 16]> {

@@ -481,6 +481,23 @@ struct PackerState<'p> {
 }
 
 impl<'p> PackerState<'p> {
+    /// The id of the last column when columns are still missing at `complete()` (adding
+    /// NULL for it fills every column before it with NULL too); an error if it is not nullable.
+    fn unfilled_last_column(&self) -> Result<Option<i32>> {
+        match self.packing.columns.last() {
+            Some(last) if self.idx < self.packing.columns.len() => {
+                if !last.nullable {
+                    return Err(Error::InvalidArgument(format!(
+                        "non nullable column {} was not specified",
+                        last.id
+                    )));
+                }
+                Ok(Some(last.id))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn new(packing: &'p SchemaPacking, packed_size_limit: usize, control_fields: &[u8]) -> Self {
         PackerState {
             packing,
@@ -685,16 +702,8 @@ impl<'p> RowPackerV1<'p> {
     /// Stores NULL for the columns not added yet (they must be nullable) and returns the
     /// encoded value (control fields + `z` + version + body).
     pub fn complete(mut self) -> Result<Vec<u8>> {
-        if let Some(last) = self.state.packing.columns.last()
-            && self.state.idx < self.state.packing.columns.len()
-        {
-            if !last.nullable {
-                return Err(Error::InvalidArgument(format!(
-                    "non nullable column {} was not specified",
-                    last.id
-                )));
-            }
-            self.add_value(last.id, None)?;
+        if let Some(last) = self.state.unfilled_last_column()? {
+            self.add_value(last, None)?;
         }
         Ok(self.state.buf)
     }
@@ -791,16 +800,8 @@ impl<'p> RowPackerV2<'p> {
     /// Stores NULL for the columns not added yet (the last must be nullable), drops the null
     /// bitmap if no column is NULL (else sets [`HAS_NULLS_FLAG`]) and returns the encoded value.
     pub fn complete(mut self) -> Result<Vec<u8>> {
-        if let Some(last) = self.state.packing.columns.last()
-            && self.state.idx < self.state.packing.columns.len()
-        {
-            if !last.nullable {
-                return Err(Error::InvalidArgument(format!(
-                    "non nullable column {} was not specified",
-                    last.id
-                )));
-            }
-            self.add_value(last.id, None)?;
+        if let Some(last) = self.state.unfilled_last_column()? {
+            self.add_value(last, None)?;
         }
         let PackerState {
             mut buf,

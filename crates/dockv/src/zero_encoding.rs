@@ -220,7 +220,7 @@ fn count_byte(haystack: &[u8], needle: u8) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -328,7 +328,8 @@ mod tests {
         }
     }
 
-    fn bytes() -> impl Strategy<Value = Vec<u8>> {
+    /// Byte strings rich in the bytes the zero encodings escape (00, 01, FE, FF).
+    pub(crate) fn bytes_up_to(max_len: usize) -> impl Strategy<Value = Vec<u8>> {
         proptest::collection::vec(
             prop_oneof![
                 any::<u8>(),
@@ -337,8 +338,12 @@ mod tests {
                 Just(0xFEu8),
                 Just(0xFFu8)
             ],
-            0..40,
+            0..max_len,
         )
+    }
+
+    fn bytes() -> impl Strategy<Value = Vec<u8>> {
+        bytes_up_to(40)
     }
 
     proptest! {
