@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -16,7 +17,10 @@ use engine::{
 use crate::clock::HybridClock;
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, TOMBSTONE_VALUE};
-use crate::reader::{ReadOptions, ReadStats, VisibleRecord, read_subdocument, visible_record};
+use crate::reader::{
+    ChildRange, ReadOptions, ReadStats, VisibleRecord, read_children, read_subdocument,
+    visible_record,
+};
 use crate::subdoc::SubDocument;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 
@@ -26,6 +30,14 @@ pub const DEFAULT_HISTORY_RETENTION: Duration = Duration::from_secs(900);
 /// Engine key of the persistent list-index counter. It sorts below every document record
 /// (which start at [`FIRST_RECORD_BYTE`] or later), so scans, dumps and GC never see it.
 const LIST_COUNTER_KEY: &[u8] = b"\x01docdb.list_counter";
+
+/// Prefix of the engine keys of [`DocDb::put_meta`]: below every document record too.
+const META_PREFIX: &[u8] = b"\x01docdb.meta.";
+
+/// [`DocDb::write_now`]'s in-flight marker: no write is between taking its time and landing.
+const NO_WRITE: u64 = 0;
+/// A write is taking its time from the clock right now.
+const TAKING_TIME: u64 = u64::MAX;
 
 /// Document records start at `!` (the empty DocKey `DocKey([], [])` encodes as `!`); keys
 /// below it are this layer's metadata.
@@ -187,6 +199,19 @@ pub struct DocDb<E: Engine> {
     clock: Arc<HybridClock>,
     policy: Arc<GcPolicy>,
     list_counter: Mutex<i64>,
+    /// Serialises [`DocDb::write_now`] writers.
+    writer: Mutex<()>,
+    /// The hybrid time of the `write_now` write in flight ([`NO_WRITE`], [`TAKING_TIME`]).
+    in_flight: AtomicU64,
+}
+
+/// Resets the in-flight marker even if the write closure panics.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.store(NO_WRITE, Ordering::SeqCst);
+    }
 }
 
 impl<E: Engine> DocDb<E> {
@@ -209,6 +234,8 @@ impl<E: Engine> DocDb<E> {
             clock,
             policy,
             list_counter: Mutex::new(counter),
+            writer: Mutex::new(()),
+            in_flight: AtomicU64::new(NO_WRITE),
         };
         db.sync_policy();
         Ok(db)
@@ -333,6 +360,134 @@ impl<E: Engine> DocDb<E> {
             }
         }
         Ok((out, stats))
+    }
+
+    /// The visible first-level children of the encoded `path` within `range` (see
+    /// [`read_children`]).
+    pub fn read_children(
+        &self,
+        path: &[u8],
+        range: &ChildRange,
+        opts: &ReadOptions,
+    ) -> Result<Vec<(dockv::KeyEntryValue, SubDocument)>> {
+        let doc_len = DocKey::encoded_len(path)?;
+        let mut iter = self.doc_iterator(&path[..doc_len])?;
+        read_children(&mut iter, path, range, opts, &mut ReadStats::default())
+    }
+
+    /// The subdocument at the encoded `path` (DocKey plus subkeys).
+    pub fn get_encoded(&self, path: &[u8], opts: &ReadOptions) -> Result<Option<SubDocument>> {
+        let doc_len = DocKey::encoded_len(path)?;
+        let mut iter = self.doc_iterator(&path[..doc_len])?;
+        read_subdocument(&mut iter, path, opts, &mut ReadStats::default())
+    }
+
+    /// Visits the root record of each document between `lower` (inclusive) and `upper`
+    /// (exclusive) as of `read_ht`, in key order, until `visit` returns false: one lookup per
+    /// document, children never read (Redis `KEYS`, `SCAN`, `FLUSHDB`).
+    pub fn scan_roots(
+        &self,
+        lower: &[u8],
+        upper: &[u8],
+        read_ht: HybridTime,
+        mut visit: impl FnMut(&[u8], &VisibleRecord) -> bool,
+    ) -> Result<()> {
+        let opts = ReadOptions::at(read_ht);
+        let mut iter = self.engine.iterator(
+            IterOptions::new()
+                .lower(lower.to_vec())
+                .upper(upper.to_vec()),
+        )?;
+        iter.seek(lower);
+        let mut doc_key = Vec::new();
+        while iter.valid()? {
+            let doc_len = DocKey::encoded_len(iter.key())?;
+            doc_key.clear();
+            doc_key.extend_from_slice(&iter.key()[..doc_len]);
+            let record = visible_record(&mut iter, &doc_key, &opts, &mut ReadStats::default())?;
+            if let Some(record) = record
+                && !visit(&doc_key, &record)
+            {
+                return Ok(());
+            }
+            doc_key.push(0xFF);
+            iter.seek(&doc_key);
+        }
+        Ok(())
+    }
+
+    /// Runs `write` as the only `write_now` writer, at a fresh hybrid time from the clock.
+    ///
+    /// Together with [`Self::safe_time`] this makes the clock the snapshot for a server: a
+    /// read-modify-write reads at its own write time and sees every earlier write, and a
+    /// read at `safe_time()` sees every write acknowledged before it started.
+    pub fn write_now<R>(&self, write: impl FnOnce(HybridTime) -> Result<R>) -> Result<R> {
+        let _writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        // Announce before taking the time: a reader that takes a later time then waits.
+        self.in_flight.store(TAKING_TIME, Ordering::SeqCst);
+        let _in_flight = InFlight(&self.in_flight);
+        let ht = self.clock.now();
+        self.in_flight.store(ht.0, Ordering::SeqCst);
+        write(ht)
+    }
+
+    /// A read time at which every [`Self::write_now`] write with an earlier time has landed:
+    /// "now", after waiting out the write in flight (if it started earlier).
+    pub fn safe_time(&self) -> HybridTime {
+        let now = self.clock.now();
+        let mut spins = 0u32;
+        loop {
+            let in_flight = self.in_flight.load(Ordering::SeqCst);
+            if in_flight == NO_WRITE || (in_flight != TAKING_TIME && in_flight > now.0) {
+                return now;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Stores (or with `None` removes) a metadata value under `name`, outside the document
+    /// key space, with the database's sync setting.
+    pub fn put_meta(&self, name: &[u8], value: Option<&[u8]>) -> Result<()> {
+        let mut batch = WriteBatch::with_capacity(1);
+        let key = [META_PREFIX, name].concat();
+        match value {
+            Some(v) => batch.put(key, v.to_vec()),
+            None => batch.delete(key),
+        }
+        let opts = WriteOptions {
+            sync: self.options().sync_writes,
+        };
+        Ok(self.engine.write(&batch, opts)?)
+    }
+
+    /// Every metadata `(name, value)` whose name starts with `prefix`, in name order.
+    pub fn scan_meta(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let lower = [META_PREFIX, prefix].concat();
+        let mut upper = lower.clone();
+        upper.push(0xFF);
+        let mut iter = self
+            .engine
+            .iterator(IterOptions::new().lower(lower.clone()).upper(upper))?;
+        iter.seek(&lower);
+        let mut out = Vec::new();
+        while iter.valid()? && iter.key().starts_with(&lower) {
+            out.push((
+                iter.key()[META_PREFIX.len()..].to_vec(),
+                iter.value().to_vec(),
+            ));
+            iter.next();
+        }
+        Ok(out)
+    }
+
+    /// Syncs the write-ahead log to storage (for a periodic `fsync`).
+    pub fn sync_wal(&self) -> Result<()> {
+        Ok(self.engine.sync_wal()?)
     }
 
     /// Runs a full compaction now with history cutoff `cutoff`: every read at or after

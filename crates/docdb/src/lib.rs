@@ -19,6 +19,6 @@ pub mod write_batch;
 
 pub use db::{DocDb, DocDbOptions, GcPolicy, ScanOptions};
 pub use error::{Error, Result};
-pub use reader::{ReadOptions, ReadStats};
+pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
 pub use subdoc::{ObjectKind, SubDocument};
 pub use write_batch::{DocLiteral, DocWriteBatch, InitMarkerBehavior};

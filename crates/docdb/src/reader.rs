@@ -15,7 +15,9 @@ use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue};
 use engine::EngineIterator;
 
 use crate::error::{Error, Result};
-use crate::expiration::{Expiration, effective_expiration, is_expired_at, own_expiration};
+use crate::expiration::{
+    Expiration, effective_expiration, effective_ttl, is_expired_at, own_expiration,
+};
 use crate::subdoc::{ObjectKind, SubDocument};
 
 /// How to read.
@@ -120,6 +122,97 @@ pub fn read_subdocument<I: EngineIterator>(
     Ok(reader.root.into_subdocument())
 }
 
+/// Which first-level children of a path [`read_children`] returns: encoded subkeys (the
+/// bytes after the path) from `lower` (inclusive) to `upper` (exclusive), in key order or
+/// reversed, at most `limit` live ones.
+#[derive(Debug, Clone, Default)]
+pub struct ChildRange {
+    /// Inclusive lower bound on the encoded child subkey.
+    pub lower: Option<Vec<u8>>,
+    /// Exclusive upper bound on the encoded child subkey.
+    pub upper: Option<Vec<u8>>,
+    /// Largest key first.
+    pub reverse: bool,
+    /// At most this many visible children.
+    pub limit: Option<usize>,
+}
+
+/// The visible first-level children of `path` within `range`, each with its subtree, without
+/// reading the rest of the document: a Redis `LPOP` or `ZRANGE 0 9` touches only what it
+/// returns (plus hidden versions on the way). `opts.projection` must be `None`.
+pub fn read_children<I: EngineIterator>(
+    iter: &mut I,
+    path: &[u8],
+    range: &ChildRange,
+    opts: &ReadOptions,
+    stats: &mut ReadStats,
+) -> Result<Vec<(KeyEntryValue, SubDocument)>> {
+    let mut ends = Vec::new();
+    component_ends(path, &mut ends)?;
+    let depth = ends.len() - 1;
+    let mut reader = DocReader::new(opts, stats, depth + 1);
+    reader.read_ancestors(iter, path, &ends)?;
+    let own = reader.visible_version(iter, path)?;
+    reader.apply(depth, own, None);
+    let limit = range.limit.unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    let mut target = path.to_vec();
+    if range.reverse {
+        target.extend_from_slice(range.upper.as_deref().unwrap_or(&[0xFF]));
+        reader.stats.seeks += 1;
+        iter.seek_for_prev(&target);
+    } else {
+        match &range.lower {
+            Some(lower) => target.extend_from_slice(lower),
+            None => target.push(KeyEntryType::HybridTime.as_u8() + 1),
+        }
+        reader.seek(iter, &target);
+    }
+    let mut child_ends = Vec::new();
+    while out.len() < limit && iter.valid()? {
+        let Some(child) = child_of(iter.key(), path)? else {
+            break;
+        };
+        let rel = &child[path.len()..];
+        let past_upper = range.upper.as_deref().is_some_and(|u| rel >= u);
+        let before_lower = range.lower.as_deref().is_some_and(|l| rel < l);
+        if (!range.reverse && past_upper) || (range.reverse && before_lower) {
+            break;
+        }
+        reader.stack.truncate(depth + 1);
+        reader.root = Node::default();
+        component_ends(&child, &mut child_ends)?;
+        if range.reverse {
+            // The iterator is on the child's last key; its subtree is read forward.
+            reader.seek(iter, &child);
+        }
+        reader.read_subtree(iter, &child, &child_ends)?;
+        let node = std::mem::take(&mut reader.root);
+        if let Some(doc) = node.into_subdocument() {
+            out.push((KeyEntryValue::decode(rel)?.0, doc));
+        }
+        if range.reverse {
+            reader.stats.seeks += 1;
+            iter.seek_for_prev(&child);
+        }
+    }
+    Ok(out)
+}
+
+/// The path of the child of `path` that `key` belongs to, or `None` when `key` is outside
+/// `path` or one of its own versions.
+fn child_of(key: &[u8], path: &[u8]) -> Result<Option<Vec<u8>>> {
+    if !key.starts_with(path) || key.len() == path.len() {
+        return Ok(None);
+    }
+    let rest = &key[path.len()..];
+    if rest[0] == KeyEntryType::HybridTime.as_u8() {
+        return Ok(None);
+    }
+    let after = dockv::key_entry::skip_key_entry(rest)?;
+    Ok(Some(key[..key.len() - after.len()].to_vec()))
+}
+
 /// The record visible at exactly `path` at the read time: not hidden by an ancestor's
 /// overwrite. `expired` tells whether its TTL has run out (callers treat that as a tombstone
 /// at `time`).
@@ -133,6 +226,26 @@ pub struct VisibleRecord {
     pub payload: PrimitiveValue,
     /// Whether its TTL (or an inherited one) ran out by the read time.
     pub expired: bool,
+    /// The expiration in force (own TTL, a newer merge record's, or an inherited one); the
+    /// table TTL is not folded in.
+    pub expiration: Expiration,
+}
+
+impl VisibleRecord {
+    /// When the record expires (physical microseconds), if it has a TTL: its own, a merge
+    /// record's, an ancestor's, or else `table_ttl` counted from its write time.
+    pub fn expires_at_micros(&self, table_ttl: Option<Ttl>) -> Option<u64> {
+        let ttl = effective_ttl(self.expiration.ttl, table_ttl)?;
+        let from = if self.expiration.ttl.is_some() {
+            self.expiration.write_ht
+        } else {
+            self.time.ht
+        };
+        Some(
+            from.physical_micros()
+                .saturating_add(u64::try_from(ttl.micros()).unwrap_or(0)),
+        )
+    }
 }
 
 impl VisibleRecord {
@@ -169,6 +282,7 @@ pub fn visible_record<I: EngineIterator>(
         control: version.control,
         payload: version.payload,
         expired,
+        expiration: exp,
     }))
 }
 

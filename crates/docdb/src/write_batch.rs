@@ -247,7 +247,8 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         values: &[PrimitiveValue],
         ttl: Option<Ttl>,
     ) -> Result<()> {
-        self.write_list_block(path, values, ttl, false)
+        self.push_list(&path.encode(), values, ttl, false)
+            .map(|_| ())
     }
 
     /// Prepends list elements: negative indexes, written last-first so that the block reads in
@@ -258,20 +259,22 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         values: &[PrimitiveValue],
         ttl: Option<Ttl>,
     ) -> Result<()> {
-        self.write_list_block(path, values, ttl, true)
+        self.push_list(&path.encode(), values, ttl, true)
+            .map(|_| ())
     }
 
-    /// Writes a block of list elements with freshly reserved indexes: `+first, +first+1, …` in
-    /// order, or for a prepend `-first, -(first+1), …` over the values in reverse.
-    fn write_list_block(
+    /// Writes a block of list elements below the encoded `path` with freshly reserved
+    /// indexes: `+first, +first+1, …` in order, or for a prepend `-first, -(first+1), …` over
+    /// the values in reverse. Returns the lowest and highest index written.
+    pub fn push_list(
         &mut self,
-        path: &SubDocKey,
+        path: &[u8],
         values: &[PrimitiveValue],
         ttl: Option<Ttl>,
         prepend: bool,
-    ) -> Result<()> {
-        let encoded = path.encode();
-        let first = self.reserve_indexes(values.len() as i64);
+    ) -> Result<(i64, i64)> {
+        let count = values.len() as i64;
+        let first = self.reserve_indexes(count);
         let ordered: Box<dyn Iterator<Item = &PrimitiveValue>> = if prepend {
             Box::new(values.iter().rev())
         } else {
@@ -279,11 +282,16 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         };
         for (i, value) in ordered.enumerate() {
             let index = first + i as i64;
-            let mut child = encoded.clone();
+            let mut child = path.to_vec();
             KeyEntryValue::ArrayIndex(if prepend { -index } else { index }).encode_to(&mut child);
             self.set_encoded(&child, Value::with_ttl(value.clone(), ttl))?;
         }
-        Ok(())
+        let last = first + count - 1;
+        Ok(if prepend {
+            (-last, -first)
+        } else {
+            (first, last)
+        })
     }
 
     /// Replaces (or with `None`, deletes) the element at 0-based position `pos` among the list
@@ -327,7 +335,11 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
 
     /// A TTL merge record (Redis EXPIRE, or PERSIST with `None`) at an existing path.
     pub fn expire(&mut self, path: &SubDocKey, ttl: Option<Ttl>) -> Result<()> {
-        let encoded = path.encode();
+        self.expire_encoded(path.encode(), ttl)
+    }
+
+    /// [`Self::expire`] for a path encoded by the caller.
+    pub fn expire_encoded(&mut self, encoded: Vec<u8>, ttl: Option<Ttl>) -> Result<()> {
         let Some(state) = self.state_at(&encoded)?.filter(|s| s.live) else {
             return Err(Error::InvalidArgument(
                 "expire/persist of a path that holds nothing".into(),

@@ -246,6 +246,10 @@ impl Engine for RocksEngine {
         self.db.flush().map_err(convert)
     }
 
+    fn sync_wal(&self) -> Result<()> {
+        self.db.flush_wal(true).map_err(convert)
+    }
+
     fn compact_all(&self) -> Result<CompactionOutcome> {
         let _serialised = self
             .compaction_lock

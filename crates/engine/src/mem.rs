@@ -245,6 +245,10 @@ impl Engine for MemEngine {
         Ok(())
     }
 
+    fn sync_wal(&self) -> Result<()> {
+        Ok(())
+    }
+
     fn compact_all(&self) -> Result<CompactionOutcome> {
         let _serialised = self
             .compaction_lock

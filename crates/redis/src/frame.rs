@@ -199,7 +199,7 @@ impl<'a> Cursor<'a> {
 
 /// A decimal integer as Redis's `string2ll` accepts it: optional `-`, digits, no leading
 /// zeros (`0` itself aside), no `-0`.
-fn parse_int(text: &[u8]) -> Option<i64> {
+pub(crate) fn parse_int(text: &[u8]) -> Option<i64> {
     let (negative, digits) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),

@@ -1,10 +1,24 @@
-//! The Redis protocol front end of DocDB (YugabyteDB's YEDIS): bytes become frames
-//! ([`frame`]), frames become typed commands, commands execute against `docdb` and return a
-//! reply value, and the reply is encoded last (shared/STYLE.md, "Front ends").
+//! The Redis protocol front end of DocDB (YugabyteDB's YEDIS), and its server.
 //!
-//! So far: the RESP2 frame layer (requests in multibulk and inline form, replies), with the
-//! request-size limits a server needs.
+//! Bytes become frames ([`frame`]), frames become a command's arguments, the command table
+//! ([`cmd`]) runs them against Redis keys stored as DocDB documents ([`store`], format.md
+//! §10), and the reply frame is encoded last (shared/STYLE.md, "Front ends"). [`server`] is
+//! the tokio network loop around that; [`core::Core`] is what connections share.
 
+pub mod cmd;
+pub mod core;
+pub mod error;
 pub mod frame;
+pub mod glob;
+pub mod metrics;
+pub mod number;
+pub mod pubsub;
+pub mod server;
+pub mod session;
+pub mod store;
+pub mod testkit;
 
+pub use core::{Core, Fsync, RuntimeConfig};
+pub use error::{CmdError, CmdResult};
 pub use frame::{Frame, FrameError, Limits};
+pub use store::Store;

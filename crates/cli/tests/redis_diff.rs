@@ -1,0 +1,940 @@
+//! Differential test of `docdb serve` against a real `redis-server`: the same random command
+//! sequences go to both, and every reply must match (set-valued replies as sets, TTLs within
+//! a tolerance, everything else byte for byte, floats included).
+//!
+//! Sequences use a small key universe so that types collide and the WRONGTYPE paths run.
+//! `DOCDB_DIFF_SEED` replays one seed; `DOCDB_DIFF_OPS` sets the commands per seed (default
+//! 2000). A failure lists the seed, the step index, the command, both replies and the
+//! commands just before it.
+
+mod common_redis;
+
+use std::collections::VecDeque;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common_redis::{Frame, RespClient, docdb, require_redis};
+
+// ---------------------------------------------------------------------------------------
+// Random numbers: splitmix64, so a seed replays exactly without a dependency.
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The command universe.
+
+/// How two replies are compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Cmp {
+    /// Byte for byte.
+    Exact,
+    /// Arrays as multisets (SMEMBERS, KEYS, HKEYS, HVALS).
+    Unordered,
+    /// Arrays of field/value pairs as sets of pairs (HGETALL).
+    Pairs,
+    /// Non-negative integers within this distance (TTL, PTTL); negatives exactly.
+    Within(i64),
+}
+
+/// Commands that need more than one request/reply exchange.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Special {
+    None,
+    /// SPOP without a count: any member may come out; the runner then aligns the two
+    /// servers' sets.
+    SpopOne,
+    /// A SCAN-family command iterated until the cursor returns to 0; the collected elements
+    /// are compared as a set.
+    ScanAll,
+}
+
+struct Op {
+    args: Vec<String>,
+    cmp: Cmp,
+    special: Special,
+}
+
+impl Op {
+    fn new(args: Vec<String>, cmp: Cmp) -> Op {
+        Op {
+            args,
+            cmp,
+            special: Special::None,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.args
+            .iter()
+            .map(|a| quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Builds an argument vector from words.
+macro_rules! args {
+    ($($a:expr),* $(,)?) => { vec![$(String::from($a)),*] };
+}
+
+const STRINGS: &[&str] = &["s1", "s2", "n1"];
+const HASHES: &[&str] = &["h1", "h2"];
+const SETS: &[&str] = &["set1", "set2"];
+const ZSETS: &[&str] = &["z1", "z2"];
+const LISTS: &[&str] = &["l1", "l2"];
+const ALL_KEYS: &[&str] = &[
+    "s1", "s2", "n1", "h1", "h2", "set1", "set2", "z1", "z2", "l1", "l2", "missing",
+];
+
+const VALUES: &[&str] = &[
+    "",
+    "v",
+    "hello",
+    "0",
+    "1",
+    "-1",
+    "10",
+    "42",
+    "3.5",
+    "-0.25",
+    "1e3",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "a b",
+    "x\r\ny",
+    " 7",
+    "\u{e9}t\u{e9}",
+];
+const INCREMENTS: &[&str] = &[
+    "1",
+    "-1",
+    "5",
+    "-7",
+    "100",
+    "0",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "x",
+    "1.5",
+    "",
+];
+const FLOATS: &[&str] = &[
+    "0.1", "1.5", "-2", "1e3", "3", "0", "-0.1", "abc", "2.5e-3", "inf", "10.25", "1e-5",
+];
+const SCORES: &[&str] = &[
+    "0", "1", "-1", "1.5", "0.1", "2.5e1", "-inf", "+inf", "3", "7", "abc", "nan", "-0.3", "1e20",
+];
+const SCORE_BOUNDS: &[&str] = &[
+    "-inf", "+inf", "0", "1", "(1", "(0", "1.5", "5", "(5", "abc", "(-inf", "3",
+];
+const MEMBERS: &[&str] = &["m0", "m1", "m2", "m3", "m4"];
+const FIELDS: &[&str] = &["f0", "f1", "f2", "f3"];
+const LIST_VALUES: &[&str] = &["a", "b", "c", "1"];
+const PATTERNS: &[&str] = &[
+    "*", "s*", "h?", "*1", "[hz]*", "set[12]", "nomatch*", "*e*", "?", "[^s]*",
+];
+const INDEXES: &[&str] = &["0", "1", "2", "-1", "-2", "-5", "3", "10", "x"];
+
+/// A key of the preferred pool, or (10%) any key, so types collide.
+fn key(rng: &mut Rng, pool: &[&str]) -> String {
+    if rng.chance(10) {
+        rng.pick(ALL_KEYS).into()
+    } else {
+        rng.pick(pool).into()
+    }
+}
+
+/// One random command. `now` (Unix seconds) anchors absolute expiry times in the future.
+fn random_op(rng: &mut Rng, now: u64) -> Op {
+    match rng.below(100) {
+        0..=19 => string_op(rng),
+        20..=33 => key_op(rng, now),
+        34..=48 => hash_op(rng),
+        49..=60 => set_op(rng),
+        61..=76 => zset_op(rng),
+        77..=94 => list_op(rng),
+        _ => misc_op(rng),
+    }
+}
+
+fn string_op(rng: &mut Rng) -> Op {
+    let k = key(rng, STRINGS);
+    let v = rng.pick(VALUES);
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(17) {
+        0 | 1 => exact(args!["GET", k]),
+        2 | 3 => exact(set_args(rng, k, v)),
+        4 => exact(args!["SETEX", k, rng.pick(&["100", "0", "-1", "x"]), v]),
+        5 => exact(args!["PSETEX", k, rng.pick(&["100000", "0"]), v]),
+        6 => exact(args!["SETNX", k, v]),
+        7 => exact(args!["GETSET", k, v]),
+        8 => exact(args!["MGET", k, key(rng, STRINGS), key(rng, STRINGS)]),
+        9 => exact(mset_args(rng)),
+        10 => exact(args!["APPEND", k, v]),
+        11 => exact(args!["STRLEN", k]),
+        12 => exact(args!["GETRANGE", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
+        13 => exact(args![
+            "SETRANGE",
+            k,
+            rng.pick(&["0", "1", "3", "7", "-1"]),
+            v
+        ]),
+        14 => exact(args![rng.pick(&["INCR", "DECR"]), k]),
+        15 => exact(args![
+            rng.pick(&["INCRBY", "DECRBY"]),
+            k,
+            rng.pick(INCREMENTS)
+        ]),
+        _ => exact(args!["INCRBYFLOAT", k, rng.pick(FLOATS)]),
+    }
+}
+
+fn set_args(rng: &mut Rng, k: String, v: &str) -> Vec<String> {
+    let mut args = args!["SET", k, v];
+    match rng.below(8) {
+        0 => args.extend(args!["EX", rng.pick(&["100", "1000", "0", "x"])]),
+        1 => args.extend(args!["PX", rng.pick(&["100000", "-5"])]),
+        _ => {}
+    }
+    match rng.below(10) {
+        0 | 1 => args.push("NX".into()),
+        2 | 3 => args.push("XX".into()),
+        4 => args.extend(args!["NX", "XX"]),
+        _ => {}
+    }
+    args
+}
+
+fn mset_args(rng: &mut Rng) -> Vec<String> {
+    let mut args = args!["MSET"];
+    for _ in 0..=rng.below(3) {
+        args.extend(args![key(rng, STRINGS), rng.pick(VALUES)]);
+    }
+    if rng.chance(5) {
+        args.push("odd".into());
+    }
+    args
+}
+
+fn key_op(rng: &mut Rng, now: u64) -> Op {
+    let k = key(rng, ALL_KEYS);
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(15) {
+        0 => exact(args!["DEL", k, key(rng, ALL_KEYS)]),
+        1 => exact(args!["EXISTS", k.clone(), key(rng, ALL_KEYS), k]),
+        2 => exact(args!["TYPE", k]),
+        3 => exact(args!["RENAME", k, key(rng, ALL_KEYS)]),
+        4 => Op::new(args!["KEYS", rng.pick(PATTERNS)], Cmp::Unordered),
+        5 => exact(args!["DBSIZE"]),
+        6 => exact(args![
+            "EXPIRE",
+            k,
+            rng.pick(&["100", "500", "1000", "0", "-5", "x"])
+        ]),
+        7 => exact(args![
+            "PEXPIRE",
+            k,
+            rng.pick(&["100000", "999999", "0", "-1"])
+        ]),
+        8 => {
+            let at = [
+                (now + 500).to_string(),
+                (now + 1000).to_string(),
+                "1".into(),
+            ];
+            exact(args!["EXPIREAT", k, at[rng.below(at.len())].clone()])
+        }
+        9 => {
+            let at = [((now + 700) * 1000).to_string(), "1".into()];
+            exact(args!["PEXPIREAT", k, at[rng.below(at.len())].clone()])
+        }
+        10 | 11 => Op::new(args!["TTL", k], Cmp::Within(2)),
+        12 => Op::new(args!["PTTL", k], Cmp::Within(2000)),
+        13 => exact(args!["PERSIST", k]),
+        // Rarely, start over; otherwise look at a key's type.
+        _ if rng.chance(10) => exact(args!["FLUSHDB"]),
+        _ => exact(args!["TYPE", k]),
+    }
+}
+
+fn hash_op(rng: &mut Rng) -> Op {
+    let k = key(rng, HASHES);
+    let f = rng.pick(FIELDS);
+    let v = rng.pick(VALUES);
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(13) {
+        0 | 1 => exact(args!["HSET", k, f, v, rng.pick(FIELDS), rng.pick(VALUES)]),
+        2 => exact(args!["HSET", k, f, v]),
+        3 => exact(args!["HMSET", k, f, v]),
+        4 => exact(args!["HGET", k, f]),
+        5 => exact(args!["HMGET", k, f, rng.pick(FIELDS)]),
+        6 => Op::new(args!["HGETALL", k], Cmp::Pairs),
+        7 => exact(args!["HDEL", k, f, rng.pick(FIELDS)]),
+        8 => exact(args![rng.pick(&["HEXISTS", "HSTRLEN"]), k, f]),
+        9 => exact(args!["HLEN", k]),
+        10 => Op::new(args![rng.pick(&["HKEYS", "HVALS"]), k], Cmp::Unordered),
+        11 => exact(args!["HINCRBY", k, f, rng.pick(INCREMENTS)]),
+        _ => scan_op(rng, "HSCAN", Some(k)),
+    }
+}
+
+fn set_op(rng: &mut Rng) -> Op {
+    let k = key(rng, SETS);
+    let m = rng.pick(MEMBERS);
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(10) {
+        0 | 1 => exact(args!["SADD", k, m, rng.pick(MEMBERS)]),
+        2 => exact(args!["SREM", k, m, rng.pick(MEMBERS)]),
+        3 => Op::new(args!["SMEMBERS", k], Cmp::Unordered),
+        4 => exact(args!["SISMEMBER", k, m]),
+        5 => exact(args!["SCARD", k]),
+        6 => Op {
+            special: Special::SpopOne,
+            ..exact(args!["SPOP", k])
+        },
+        // A count above the member universe pops everything: deterministic as a set.
+        7 => Op::new(args!["SPOP", k, "10"], Cmp::Unordered),
+        8 => scan_op(rng, "SSCAN", Some(k)),
+        _ => exact(args!["SADD", k, m]),
+    }
+}
+
+fn zset_op(rng: &mut Rng) -> Op {
+    let k = key(rng, ZSETS);
+    let m = rng.pick(MEMBERS);
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(11) {
+        0..=2 => exact(zadd_args(rng, k)),
+        3 => exact(args!["ZREM", k, m, rng.pick(MEMBERS)]),
+        4 => exact(args!["ZCARD", k]),
+        5 => exact(args!["ZSCORE", k, m]),
+        6 | 7 => {
+            let name = rng.pick(&["ZRANGE", "ZREVRANGE"]);
+            let mut args = args![name, k, rng.pick(INDEXES), rng.pick(INDEXES)];
+            if rng.chance(50) {
+                args.push("WITHSCORES".into());
+            }
+            exact(args)
+        }
+        8 => exact(zrangebyscore_args(rng, k)),
+        9 => {
+            let mut args = args!["ZPOPMIN", k];
+            if rng.chance(50) {
+                args.push(rng.pick(&["1", "2", "10", "0", "-1"]).into());
+            }
+            exact(args)
+        }
+        _ => exact(args!["ZSCORE", k, m]),
+    }
+}
+
+fn zadd_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let mut args = args!["ZADD", k];
+    match rng.below(10) {
+        0 => args.push("NX".into()),
+        1 => args.push("XX".into()),
+        2 => args.push("CH".into()),
+        _ => {}
+    }
+    if rng.chance(8) {
+        args.extend(args!["INCR", rng.pick(SCORES), rng.pick(MEMBERS)]);
+        return args;
+    }
+    for _ in 0..=rng.below(2) {
+        args.extend(args![rng.pick(SCORES), rng.pick(MEMBERS)]);
+    }
+    args
+}
+
+fn zrangebyscore_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let mut args = args![
+        "ZRANGEBYSCORE",
+        k,
+        rng.pick(SCORE_BOUNDS),
+        rng.pick(SCORE_BOUNDS)
+    ];
+    if rng.chance(40) {
+        args.push("WITHSCORES".into());
+    }
+    if rng.chance(30) {
+        args.extend(args![
+            "LIMIT",
+            rng.pick(&["0", "1", "2"]),
+            rng.pick(&["1", "2", "-1"])
+        ]);
+    }
+    args
+}
+
+fn list_op(rng: &mut Rng) -> Op {
+    let k = key(rng, LISTS);
+    let v = rng.pick(LIST_VALUES);
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(11) {
+        0 | 1 => exact(args![
+            rng.pick(&["LPUSH", "RPUSH"]),
+            k,
+            v,
+            rng.pick(LIST_VALUES)
+        ]),
+        2 => exact(args![rng.pick(&["LPUSH", "RPUSH"]), k, v]),
+        3 => exact(args![rng.pick(&["LPOP", "RPOP"]), k]),
+        4 => exact(args![
+            rng.pick(&["LPOP", "RPOP"]),
+            k,
+            rng.pick(&["1", "2", "5", "0"])
+        ]),
+        5 => exact(args!["LLEN", k]),
+        6 | 7 => exact(args!["LRANGE", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
+        8 => exact(args!["LINDEX", k, rng.pick(INDEXES)]),
+        9 => exact(args!["LSET", k, rng.pick(INDEXES), v]),
+        _ => exact(args!["LREM", k, rng.pick(&["0", "1", "-1", "2", "-2"]), v]),
+    }
+}
+
+fn misc_op(rng: &mut Rng) -> Op {
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(6) {
+        0 => exact(args!["ECHO", rng.pick(VALUES)]),
+        1 => exact(args!["PING"]),
+        2 => exact(args!["PING", rng.pick(VALUES)]),
+        3 => exact(args![
+            "CLIENT",
+            "SETNAME",
+            rng.pick(&["conn1", "a b", "", "x-y"])
+        ]),
+        4 => exact(args!["CLIENT", "GETNAME"]),
+        _ => scan_op(rng, "SCAN", None),
+    }
+}
+
+/// A SCAN/HSCAN/SSCAN iterated to the end (the runner fills in the cursor).
+fn scan_op(rng: &mut Rng, name: &str, key: Option<String>) -> Op {
+    let mut args = args![name];
+    args.extend(key);
+    if rng.chance(50) {
+        args.extend(args!["MATCH", rng.pick(PATTERNS)]);
+    }
+    if rng.chance(50) {
+        args.extend(args!["COUNT", rng.pick(&["1", "2", "10"])]);
+    }
+    let cmp = if name == "HSCAN" {
+        Cmp::Pairs
+    } else {
+        Cmp::Unordered
+    };
+    Op {
+        args,
+        cmp,
+        special: Special::ScanAll,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Comparing replies.
+
+/// Whether docdb's reply `d` is acceptable given Redis's reply `r`.
+fn equivalent(cmp: Cmp, r: &Frame, d: &Frame) -> bool {
+    match (cmp, r, d) {
+        (Cmp::Unordered, Frame::Array(a), Frame::Array(b)) => sorted(a) == sorted(b),
+        (Cmp::Pairs, Frame::Array(a), Frame::Array(b)) => pairs(a) == pairs(b),
+        (Cmp::Within(tol), Frame::Integer(a), Frame::Integer(b)) if *a >= 0 && *b >= 0 => {
+            (a - b).abs() <= tol
+        }
+        _ => r == d,
+    }
+}
+
+fn sorted(items: &[Frame]) -> Vec<String> {
+    let mut out: Vec<String> = items.iter().map(render).collect();
+    out.sort();
+    out
+}
+
+fn pairs(items: &[Frame]) -> Option<Vec<(String, String)>> {
+    if items.len() % 2 != 0 {
+        return None;
+    }
+    let mut out: Vec<_> = items
+        .chunks(2)
+        .map(|p| (render(&p[0]), render(&p[1])))
+        .collect();
+    out.sort();
+    Some(out)
+}
+
+/// A reply in redis-cli-like notation for failure messages.
+fn render(frame: &Frame) -> String {
+    match frame {
+        Frame::Simple(s) => format!("+{s}"),
+        Frame::Error(s) => format!("-{s}"),
+        Frame::Integer(n) => format!(":{n}"),
+        Frame::Bulk(b) => format!("\"{}\"", b.escape_ascii()),
+        Frame::Null => "(nil)".into(),
+        Frame::NullArray => "(nil array)".into(),
+        Frame::Array(items) => {
+            let inner: Vec<String> = items.iter().map(render).collect();
+            format!("[{}]", inner.join(", "))
+        }
+    }
+}
+
+/// An argument, quoted when it would not read back as one word.
+fn quote(arg: &str) -> String {
+    let plain = !arg.is_empty() && arg.bytes().all(|b| b.is_ascii_graphic() && b != b'"');
+    if plain {
+        arg.into()
+    } else {
+        format!("\"{}\"", arg.as_bytes().escape_ascii())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Running the same commands on both servers.
+
+/// How many earlier commands a mismatch report shows.
+const HISTORY: usize = 8;
+/// The step index of the checks after a sequence.
+const FINAL_STEP: usize = usize::MAX;
+/// A run stops collecting after this many mismatches (later ones are mostly echoes).
+const MAX_MISMATCHES: usize = 25;
+
+/// One connection to each server, plus the evidence for failure reports.
+struct Pair {
+    redis: RespClient,
+    docdb: RespClient,
+    seed: u64,
+    history: VecDeque<String>,
+    mismatches: Vec<String>,
+    /// Replies seen, and how many were errors: printed, to show the mix stays useful.
+    replies: usize,
+    errors: usize,
+}
+
+impl Pair {
+    fn new(redis: &common_redis::Server, docdb: &common_redis::Server, seed: u64) -> Pair {
+        Pair {
+            redis: redis.client(),
+            docdb: docdb.client(),
+            seed,
+            history: VecDeque::new(),
+            mismatches: Vec::new(),
+            replies: 0,
+            errors: 0,
+        }
+    }
+
+    /// Runs `op` on both servers and records a mismatch (then resets both, so one
+    /// difference does not cascade into many).
+    fn run(&mut self, step: usize, op: &Op) -> Frame {
+        let r = self.exec(true, step, op);
+        let d = self.exec(false, step, op);
+        self.replies += 1;
+        self.errors += usize::from(matches!(r, Frame::Error(_)));
+        let same = if op.special == Special::SpopOne {
+            self.align_spop(step, op, &r, &d)
+        } else {
+            equivalent(op.cmp, &r, &d)
+        };
+        if same {
+            self.remember(format!("[{step}] {} -> {}", op.text(), render(&r)));
+        } else {
+            self.mismatch(step, op, &r, &d);
+        }
+        r
+    }
+
+    fn mismatch(&mut self, step: usize, op: &Op, r: &Frame, d: &Frame) {
+        let before: Vec<String> = self.history.iter().map(|h| format!("\n    {h}")).collect();
+        let at = if step == FINAL_STEP {
+            "the final state check".to_string()
+        } else {
+            format!("step {step}")
+        };
+        self.mismatches.push(format!(
+            "seed {} {at}: {}\n  redis: {}\n  docdb: {}\n  preceded by:{}",
+            self.seed,
+            op.text(),
+            render(r),
+            render(d),
+            before.concat()
+        ));
+        self.history.clear();
+        self.remember(format!("[{step}] (mismatch; both servers flushed)"));
+        for (is_redis, name) in [(true, "redis"), (false, "docdb")] {
+            let reply = self.call(is_redis, step, &args!["FLUSHALL"]);
+            assert_eq!(
+                reply,
+                Frame::Simple("OK".into()),
+                "{name}: FLUSHALL to resync"
+            );
+        }
+    }
+
+    fn remember(&mut self, line: String) {
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(line);
+    }
+
+    fn exec(&mut self, is_redis: bool, step: usize, op: &Op) -> Frame {
+        match op.special {
+            Special::ScanAll => self.scan_all(is_redis, step, op),
+            _ => self.call(is_redis, step, &op.args),
+        }
+    }
+
+    /// Sends one command; an I/O error (a crash, a closed connection, a reply that does
+    /// not parse) ends the test with the seed and step.
+    fn call(&mut self, is_redis: bool, step: usize, args: &[String]) -> Frame {
+        let (client, name) = if is_redis {
+            (&mut self.redis, "redis")
+        } else {
+            (&mut self.docdb, "docdb")
+        };
+        client.call(args).unwrap_or_else(|e| {
+            panic!(
+                "seed {} step {step}: {name} failed on {:?}: {e}\nrecent:\n{}\nmismatches so far:\n{}",
+                self.seed,
+                args,
+                Vec::from(self.history.clone()).join("\n"),
+                self.mismatches.join("\n")
+            )
+        })
+    }
+
+    /// SPOP may pop different members. When both popped one, make Redis's set equal
+    /// docdb's by putting back what Redis popped and removing what docdb popped; docdb's
+    /// pick must have been a member. Otherwise the replies must be equal.
+    fn align_spop(&mut self, step: usize, op: &Op, r: &Frame, d: &Frame) -> bool {
+        match (r, d) {
+            (Frame::Bulk(a), Frame::Bulk(b)) if a != b => {
+                let key = op.args[1].clone();
+                let (a, b) = (lossless(a), lossless(b));
+                self.call(true, step, &args!["SADD", key.clone(), a]);
+                self.call(true, step, &args!["SREM", key, b]) == Frame::Integer(1)
+            }
+            _ => r == d,
+        }
+    }
+
+    /// Iterates a SCAN-family command to the end; returns the collected elements (or the
+    /// first error reply).
+    fn scan_all(&mut self, is_redis: bool, step: usize, op: &Op) -> Frame {
+        let cursor_at = if op.args[0] == "SCAN" { 1 } else { 2 };
+        let mut cursor = "0".to_string();
+        let mut items = Vec::new();
+        for _ in 0..1000 {
+            let mut args = op.args.clone();
+            args.insert(cursor_at, cursor.clone());
+            match self.call(is_redis, step, &args) {
+                Frame::Array(reply) => match reply.as_slice() {
+                    [Frame::Bulk(next), Frame::Array(batch)] => {
+                        items.extend(batch.iter().cloned());
+                        cursor = lossless(next);
+                    }
+                    _ => return Frame::Error(format!("malformed scan reply {reply:?}")),
+                },
+                other => return other,
+            }
+            if cursor == "0" {
+                return Frame::Array(dedup(items, op.cmp == Cmp::Pairs));
+            }
+        }
+        Frame::Error("scan did not finish in 1000 calls".into())
+    }
+}
+
+/// The scan contract allows an element to be returned more than once.
+fn dedup(items: Vec<Frame>, pairs: bool) -> Vec<Frame> {
+    let width = if pairs { 2 } else { 1 };
+    let mut seen: Vec<&[Frame]> = Vec::new();
+    for chunk in items.chunks(width) {
+        if !seen.contains(&chunk) {
+            seen.push(chunk);
+        }
+    }
+    seen.concat()
+}
+
+/// The test's own arguments are text, so popped members are too.
+fn lossless(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("members in this test are UTF-8")
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs()
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    Some(
+        text.parse()
+            .unwrap_or_else(|_| panic!("{name}={text:?} is not a number")),
+    )
+}
+
+/// The seeds to run: the one in `DOCDB_DIFF_SEED`, or three new ones.
+fn seeds() -> Vec<u64> {
+    if let Some(seed) = env_u64("DOCDB_DIFF_SEED") {
+        return vec![seed];
+    }
+    let base = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_nanos() as u64;
+    vec![base, base ^ 0x5555_5555, base.rotate_left(17)]
+}
+
+/// After a sequence, every key's type, contents and TTL must agree.
+fn compare_final_state(pair: &mut Pair) {
+    const FINAL: usize = FINAL_STEP;
+    for key in ALL_KEYS {
+        let kind = pair.run(FINAL, &Op::new(args!["TYPE", *key], Cmp::Exact));
+        let dump = match &kind {
+            Frame::Simple(t) if t == "string" => Op::new(args!["GET", *key], Cmp::Exact),
+            Frame::Simple(t) if t == "hash" => Op::new(args!["HGETALL", *key], Cmp::Pairs),
+            Frame::Simple(t) if t == "set" => Op::new(args!["SMEMBERS", *key], Cmp::Unordered),
+            Frame::Simple(t) if t == "zset" => {
+                Op::new(args!["ZRANGE", *key, "0", "-1", "WITHSCORES"], Cmp::Exact)
+            }
+            Frame::Simple(t) if t == "list" => {
+                Op::new(args!["LRANGE", *key, "0", "-1"], Cmp::Exact)
+            }
+            _ => continue,
+        };
+        pair.run(FINAL, &dump);
+        pair.run(FINAL, &Op::new(args!["TTL", *key], Cmp::Within(2)));
+    }
+    pair.run(FINAL, &Op::new(args!["DBSIZE"], Cmp::Exact));
+}
+
+fn fail_on_mismatches(mismatches: &[String], replay: &str) {
+    assert!(
+        mismatches.is_empty(),
+        "docdb differs from Redis in {} place(s) (replay: {replay}):\n\n{}",
+        mismatches.len(),
+        mismatches.join("\n\n")
+    );
+}
+
+/// Random command sequences: every reply from docdb must match Redis's.
+#[test]
+fn random_commands_match_redis() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let ops = env_u64("DOCDB_DIFF_OPS").unwrap_or(2000) as usize;
+    let seeds = seeds();
+    eprintln!("redis_diff: seeds {seeds:?}, {ops} commands each");
+    let mut mismatches = Vec::new();
+    for &seed in &seeds {
+        let mut pair = Pair::new(&redis, &docdb, seed);
+        pair.run(0, &Op::new(args!["FLUSHALL"], Cmp::Exact));
+        let mut rng = Rng(seed);
+        let now = unix_now();
+        for step in 1..=ops {
+            let op = random_op(&mut rng, now);
+            pair.run(step, &op);
+            if pair.mismatches.len() >= MAX_MISMATCHES {
+                break;
+            }
+        }
+        compare_final_state(&mut pair);
+        eprintln!(
+            "seed {seed}: {} replies, {} of them errors",
+            pair.replies, pair.errors
+        );
+        mismatches.extend(pair.mismatches);
+    }
+    let replay = format!("DOCDB_DIFF_SEED=<seed> DOCDB_DIFF_OPS={ops}; seeds {seeds:?}");
+    fail_on_mismatches(&mismatches, &replay);
+}
+
+/// Runs fixed commands on both servers in lock step, sleeping where a step says so.
+fn lockstep(pair: &mut Pair, script: &[Step]) {
+    for (i, step) in script.iter().enumerate() {
+        match step {
+            Step::Sleep(ms) => std::thread::sleep(Duration::from_millis(*ms)),
+            Step::Run(words, cmp) => {
+                let args = words.iter().map(|w| w.to_string()).collect();
+                pair.run(i, &Op::new(args, *cmp));
+            }
+        }
+    }
+}
+
+enum Step {
+    Run(&'static [&'static str], Cmp),
+    Sleep(u64),
+}
+
+use Step::{Run, Sleep};
+
+const EXACT: Cmp = Cmp::Exact;
+
+/// Keys with 1–2 s TTLs, read after they lapse: expired keys read as absent under every
+/// type, TTL-clearing and TTL-keeping writes behave as in Redis, RENAME carries the TTL.
+#[test]
+fn expiry_after_sleeping_matches_redis() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let mut pair = Pair::new(&redis, &docdb, 0);
+    let script = [
+        Run(&["SET", "e1", "v", "EX", "1"], EXACT),
+        Run(&["SET", "e2", "v", "PX", "1500"], EXACT),
+        Run(&["SETEX", "e3", "1", "v"], EXACT),
+        Run(&["PSETEX", "e4", "900", "v"], EXACT),
+        Run(&["SET", "e5", "v"], EXACT),
+        Run(&["EXPIRE", "e5", "1"], EXACT),
+        Run(&["SET", "e6", "v"], EXACT),
+        Run(&["PEXPIRE", "e6", "1200"], EXACT),
+        Run(&["SET", "keep1", "v", "EX", "1"], EXACT),
+        Run(&["PERSIST", "keep1"], EXACT),
+        Run(&["SET", "keep2", "v", "EX", "1"], EXACT),
+        Run(&["SET", "keep2", "w"], EXACT),
+        Run(&["SET", "keep3", "v", "EX", "1"], EXACT),
+        Run(&["GETSET", "keep3", "w"], EXACT),
+        Run(&["SET", "a1", "5", "EX", "1"], EXACT),
+        Run(&["INCR", "a1"], EXACT),
+        Run(&["APPEND", "a1", "0"], EXACT),
+        Run(&["SET", "r1", "v", "EX", "1"], EXACT),
+        Run(&["RENAME", "r1", "r2"], EXACT),
+        Run(&["RPUSH", "l1", "a", "b"], EXACT),
+        Run(&["EXPIRE", "l1", "1"], EXACT),
+        Run(&["HSET", "h1", "f", "v"], EXACT),
+        Run(&["PEXPIRE", "h1", "1000"], EXACT),
+        Run(&["SADD", "s1", "m"], EXACT),
+        Run(&["EXPIRE", "s1", "1"], EXACT),
+        Run(&["ZADD", "z1", "1", "m"], EXACT),
+        Run(&["EXPIRE", "z1", "1"], EXACT),
+        Run(&["SET", "long", "v", "EX", "100"], EXACT),
+        Run(&["TTL", "e1"], Cmp::Within(1)),
+        Run(&["PTTL", "e2"], Cmp::Within(300)),
+        Run(&["TTL", "keep1"], EXACT),
+        Run(&["TTL", "keep2"], EXACT),
+        Run(&["TTL", "keep3"], EXACT),
+        Run(&["TTL", "a1"], Cmp::Within(1)),
+        Run(&["TTL", "r2"], Cmp::Within(1)),
+        Run(&["TTL", "r1"], EXACT),
+        Run(&["EXPIRE", "nokey", "1"], EXACT),
+        Run(&["PERSIST", "keep1"], EXACT),
+        Sleep(2100),
+        Run(&["GET", "e1"], EXACT),
+        Run(&["GET", "e2"], EXACT),
+        Run(&["GET", "e3"], EXACT),
+        Run(&["GET", "e4"], EXACT),
+        Run(&["EXISTS", "e5", "e6"], EXACT),
+        Run(&["GET", "a1"], EXACT),
+        Run(&["GET", "r2"], EXACT),
+        Run(&["TYPE", "l1"], EXACT),
+        Run(&["LRANGE", "l1", "0", "-1"], EXACT),
+        Run(&["LLEN", "l1"], EXACT),
+        Run(&["HGETALL", "h1"], Cmp::Pairs),
+        Run(&["HGET", "h1", "f"], EXACT),
+        Run(&["SMEMBERS", "s1"], Cmp::Unordered),
+        Run(&["SISMEMBER", "s1", "m"], EXACT),
+        Run(&["ZRANGE", "z1", "0", "-1"], EXACT),
+        Run(&["ZSCORE", "z1", "m"], EXACT),
+        Run(&["TTL", "e1"], EXACT),
+        Run(&["PTTL", "e2"], EXACT),
+        Run(&["GET", "keep1"], EXACT),
+        Run(&["GET", "keep2"], EXACT),
+        Run(&["GET", "keep3"], EXACT),
+        Run(&["TTL", "long"], Cmp::Within(1)),
+        Run(&["KEYS", "*"], Cmp::Unordered),
+        Run(&["DBSIZE"], EXACT),
+        // An expired key is gone for every write too: these start fresh values.
+        Run(&["SET", "e1", "new"], EXACT),
+        Run(&["TTL", "e1"], EXACT),
+        Run(&["INCR", "e2"], EXACT),
+        Run(&["RPUSH", "l1", "c"], EXACT),
+        Run(&["LRANGE", "l1", "0", "-1"], EXACT),
+        Run(&["SETNX", "e3", "x"], EXACT),
+        Run(&["EXPIRE", "e4", "10"], EXACT),
+        Run(&["RENAME", "e5", "e7"], EXACT),
+        Run(&["DBSIZE"], EXACT),
+    ];
+    lockstep(&mut pair, &script);
+    fail_on_mismatches(&pair.mismatches, "deterministic script");
+}
+
+/// Floating-point replies must be formatted exactly as Redis formats them (INCRBYFLOAT with
+/// long-double arithmetic and trailing zeros trimmed; scores with `%.17g`).
+#[test]
+fn float_formatting_matches_redis() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let mut pair = Pair::new(&redis, &docdb, 0);
+    let script = [
+        Run(&["INCRBYFLOAT", "f", "0.1"], EXACT),
+        Run(&["INCRBYFLOAT", "f", "0.1"], EXACT),
+        Run(&["INCRBYFLOAT", "f", "0.1"], EXACT),
+        Run(&["INCRBYFLOAT", "f", "-0.3"], EXACT),
+        Run(&["SET", "g", "10.50"], EXACT),
+        Run(&["INCRBYFLOAT", "g", "0.1"], EXACT),
+        Run(&["INCRBYFLOAT", "g", "-5.0e3"], EXACT),
+        Run(&["INCRBYFLOAT", "g", "1e20"], EXACT),
+        Run(&["INCRBYFLOAT", "h", "3"], EXACT),
+        Run(&["INCRBYFLOAT", "h", "1.5e-7"], EXACT),
+        Run(&["INCRBYFLOAT", "i", "5.0e3"], EXACT),
+        Run(&["INCRBYFLOAT", "j", "1e300"], EXACT),
+        Run(&["INCRBYFLOAT", "j", "1e300"], EXACT),
+        Run(&["INCRBYFLOAT", "k", "inf"], EXACT),
+        Run(&["INCRBYFLOAT", "k", "x"], EXACT),
+        Run(&["SET", "n", "9007199254740993"], EXACT),
+        Run(&["INCRBYFLOAT", "n", "0"], EXACT),
+        Run(&["ZADD", "z", "0.1", "a"], EXACT),
+        Run(&["ZADD", "z", "1e100", "b"], EXACT),
+        Run(&["ZADD", "z", "123456789012345678", "c"], EXACT),
+        Run(&["ZADD", "z", "-0.0", "d"], EXACT),
+        Run(&["ZADD", "z", "4503599627370496", "e"], EXACT),
+        Run(&["ZADD", "z", "1.5", "f"], EXACT),
+        Run(&["ZADD", "z", "3.0000000000000004", "g"], EXACT),
+        Run(&["ZADD", "z", "-inf", "h", "+inf", "i"], EXACT),
+        Run(&["ZADD", "z", "1e-10", "j"], EXACT),
+        Run(&["ZADD", "z", "INCR", "0.2", "a"], EXACT),
+        Run(&["ZSCORE", "z", "a"], EXACT),
+        Run(&["ZSCORE", "z", "b"], EXACT),
+        Run(&["ZSCORE", "z", "c"], EXACT),
+        Run(&["ZSCORE", "z", "d"], EXACT),
+        Run(&["ZSCORE", "z", "e"], EXACT),
+        Run(&["ZSCORE", "z", "g"], EXACT),
+        Run(&["ZSCORE", "z", "h"], EXACT),
+        Run(&["ZSCORE", "z", "i"], EXACT),
+        Run(&["ZSCORE", "z", "j"], EXACT),
+        Run(&["ZRANGE", "z", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZRANGEBYSCORE", "z", "(0", "+inf", "WITHSCORES"], EXACT),
+        Run(&["ZPOPMIN", "z", "3"], EXACT),
+        Run(&["ZADD", "z", "nan", "x"], EXACT),
+        Run(&["ZADD", "z", "INCR", "+inf", "i"], EXACT),
+        Run(&["ZADD", "z", "INCR", "-inf", "i"], EXACT),
+    ];
+    lockstep(&mut pair, &script);
+    fail_on_mismatches(&pair.mismatches, "deterministic script");
+}

@@ -1,0 +1,466 @@
+//! `docdb serve` across restarts: a graceful stop (SIGTERM) keeps every value and TTL, a crash
+//! (SIGKILL) with `--fsync always` keeps every acknowledged write, and keys whose TTL ran out
+//! while the server was down stay gone.
+//!
+//! `DOCDB_REDIS_CRASH_ROUNDS` (default 5) sets the number of crash rounds and
+//! `DOCDB_REDIS_CRASH_SEED` replays the random crash moments of a failed run.
+
+mod common_serve;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common_serve::{Client, Frame, Rng, Server, env_u64, sorted};
+
+/// Writes one key of each kind (and some that must not survive); the number of keys DBSIZE
+/// reports afterwards.
+fn write_mix(c: &mut Client) -> i64 {
+    c.ok(&["SET", "s:plain", "hello"]);
+    c.ok(&["SET", "s:ex", "with-ex", "EX", "1000"]);
+    c.ok(&["SET", "s:px", "with-px", "PX", "1000000"]);
+    let reply = c
+        .raw()
+        .call(&[&b"SET"[..], b"s:binary", b"a\x00b\r\n\xff\"\\"])
+        .expect("SET binary");
+    assert_eq!(reply, Frame::Simple("OK".into()));
+    c.ok(&["SET", "s:overwritten", "v1", "EX", "1000"]);
+    c.ok(&["SET", "s:overwritten", "v2"]);
+    c.ok(&["SET", "s:deleted", "x"]);
+    assert_eq!(c.int(&["DEL", "s:deleted"]), 1);
+    for i in 1..=5 {
+        assert_eq!(c.int(&["INCR", "s:counter"]), i);
+    }
+    c.ok(&["MSET", "m:1", "one", "m:2", "two"]);
+
+    assert_eq!(c.int(&["HSET", "h", "f1", "v1", "f2", "v2"]), 2);
+    assert_eq!(c.int(&["HSET", "h", "f3", "v3"]), 1);
+    assert_eq!(c.int(&["HSET", "h", "f1", "v1b"]), 0);
+    assert_eq!(c.int(&["HDEL", "h", "f2"]), 1);
+    c.ok(&["HMSET", "h2", "a", "1", "b", "2"]);
+
+    assert_eq!(c.int(&["SADD", "set", "a", "b", "c"]), 3);
+    assert_eq!(c.int(&["SADD", "set", "d", "a"]), 1);
+    assert_eq!(c.int(&["SREM", "set", "b"]), 1);
+
+    assert_eq!(
+        c.int(&["ZADD", "z", "1", "one", "2", "two", "3.5", "three"]),
+        3
+    );
+    assert_eq!(c.int(&["ZADD", "z", "0.5", "half", "2.5", "two"]), 1);
+
+    assert_eq!(c.int(&["RPUSH", "l", "a", "b", "c"]), 3);
+    assert_eq!(c.int(&["LPUSH", "l", "z"]), 4);
+    assert_eq!(c.bulk(&["LPOP", "l"]).as_deref(), Some("z"));
+    assert_eq!(c.int(&["RPUSH", "l", "d"]), 4);
+
+    assert_eq!(c.int(&["HSET", "h:exp", "f", "v"]), 1);
+    assert_eq!(c.int(&["EXPIRE", "h:exp", "1000"]), 1);
+    assert_eq!(c.int(&["RPUSH", "l:exp", "x", "y"]), 2);
+    assert_eq!(c.int(&["PEXPIRE", "l:exp", "1000000"]), 1);
+    // s:plain s:ex s:px s:binary s:overwritten s:counter m:1 m:2 h h2 set z l h:exp l:exp
+    15
+}
+
+/// Checks everything [`write_mix`] wrote, `since` being when it was written.
+fn check_mix(c: &mut Client, since: Instant, keys: i64) {
+    let elapsed = since.elapsed();
+    assert_eq!(c.int(&["DBSIZE"]), keys, "DBSIZE");
+    assert_eq!(c.bulk(&["GET", "s:plain"]).as_deref(), Some("hello"));
+    assert_eq!(c.bulk(&["GET", "s:ex"]).as_deref(), Some("with-ex"));
+    assert_eq!(c.bulk(&["GET", "s:px"]).as_deref(), Some("with-px"));
+    assert_eq!(
+        c.raw().call(&["GET", "s:binary"]).expect("GET"),
+        Frame::Bulk(b"a\x00b\r\n\xff\"\\".to_vec())
+    );
+    assert_eq!(c.bulk(&["GET", "s:overwritten"]).as_deref(), Some("v2"));
+    assert_eq!(c.bulk(&["GET", "s:deleted"]), None);
+    assert_eq!(c.bulk(&["GET", "s:counter"]).as_deref(), Some("5"));
+    assert_eq!(c.int(&["INCR", "s:counter"]), 6);
+    assert_eq!(c.int(&["DECR", "s:counter"]), 5);
+    assert_eq!(
+        c.call(&["MGET", "m:1", "m:2", "m:3"]),
+        Frame::Array(vec![
+            Frame::Bulk(b"one".to_vec()),
+            Frame::Bulk(b"two".to_vec()),
+            Frame::Null
+        ])
+    );
+
+    assert_eq!(
+        sorted(c.strings(&["HGETALL", "h"])),
+        sorted(vec!["f1".into(), "v1b".into(), "f3".into(), "v3".into()])
+    );
+    assert_eq!(c.bulk(&["HGET", "h2", "b"]).as_deref(), Some("2"));
+    assert_eq!(c.int(&["HLEN", "h2"]), 2);
+    assert_eq!(sorted(c.strings(&["SMEMBERS", "set"])), vec!["a", "c", "d"]);
+    assert_eq!(
+        c.strings(&["ZRANGE", "z", "0", "-1", "WITHSCORES"]),
+        vec!["half", "0.5", "one", "1", "two", "2.5", "three", "3.5"]
+    );
+    assert_eq!(
+        c.strings(&["LRANGE", "l", "0", "-1"]),
+        vec!["a", "b", "c", "d"]
+    );
+    assert_eq!(c.strings(&["LRANGE", "l:exp", "0", "-1"]), vec!["x", "y"]);
+    assert_eq!(c.bulk(&["HGET", "h:exp", "f"]).as_deref(), Some("v"));
+
+    // TTLs: what is left of the original, within a tolerance for the restart.
+    let secs_left = |c: &mut Client, key: &str, total: i64| {
+        let ttl = c.int(&["TTL", key]);
+        let lower = total - elapsed.as_secs() as i64 - 5;
+        assert!(
+            (lower..=total).contains(&ttl),
+            "TTL {key} = {ttl}, expected {lower}..={total}"
+        );
+    };
+    secs_left(c, "s:ex", 1000);
+    secs_left(c, "h:exp", 1000);
+    secs_left(c, "s:px", 1000);
+    secs_left(c, "l:exp", 1000);
+    let pttl = c.int(&["PTTL", "s:px"]);
+    let lower = 1_000_000 - elapsed.as_millis() as i64 - 5000;
+    assert!(
+        (lower..=1_000_000).contains(&pttl),
+        "PTTL s:px = {pttl}, expected {lower}..=1000000"
+    );
+    for key in [
+        "s:plain",
+        "s:overwritten",
+        "s:counter",
+        "h",
+        "set",
+        "z",
+        "l",
+    ] {
+        assert_eq!(c.int(&["TTL", key]), -1, "TTL {key}");
+    }
+    assert_eq!(c.int(&["TTL", "s:deleted"]), -2);
+    assert_eq!(c.int(&["TTL", "no-such-key"]), -2);
+
+    for (key, kind) in [
+        ("s:plain", "string"),
+        ("h", "hash"),
+        ("set", "set"),
+        ("z", "zset"),
+        ("l", "list"),
+        ("s:deleted", "none"),
+    ] {
+        assert_eq!(
+            c.call(&["TYPE", key]),
+            Frame::Simple(kind.into()),
+            "TYPE {key}"
+        );
+    }
+}
+
+/// (a) SIGTERM, restart over the same directory: every value and TTL is back, twice in a row.
+#[test]
+fn graceful_restart_keeps_every_type_and_ttl() {
+    for fsync in ["everysec", "no"] {
+        eprintln!("--fsync {fsync}");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server = Server::start(dir.path(), &["--fsync", fsync]);
+        let mut c = server.client();
+        let written = Instant::now();
+        let keys = write_mix(&mut c);
+        check_mix(&mut c, written, keys);
+        drop(c);
+
+        let server = server.restart();
+        check_mix(&mut server.client(), written, keys);
+        let server = server.restart();
+        check_mix(&mut server.client(), written, keys);
+        server.stop();
+    }
+}
+
+/// SIGTERM while a client pipelines SETs: the server exits 0 and every SET it acknowledged
+/// (even with the default `--fsync everysec`) is there after the restart.
+#[test]
+fn graceful_stop_keeps_acknowledged_pipelined_writes() {
+    let mut rng = Rng::from_env("DOCDB_REDIS_CRASH_SEED");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let addr = server.addr();
+    let writer = thread::spawn(move || {
+        let mut c = Client::connect(addr);
+        let mut acked = Vec::new();
+        let mut next = 0u64;
+        'outer: loop {
+            let mut bytes = Vec::new();
+            for i in next..next + 500 {
+                let (k, v) = (format!("p:{i}"), format!("v{i}"));
+                bytes.extend(docdb_redis::testkit::encode_command(&["SET", &k, &v]));
+            }
+            if c.raw().send_raw(&bytes).is_err() {
+                break;
+            }
+            for i in next..next + 500 {
+                match c.raw().read_reply() {
+                    Ok(Frame::Simple(s)) if s == "OK" => acked.push(i),
+                    Ok(_) => {}
+                    Err(_) => break 'outer,
+                }
+            }
+            next += 500;
+        }
+        acked
+    });
+    thread::sleep(Duration::from_millis(300 + rng.below(700)));
+    server.stop();
+    let acked = writer.join().expect("writer thread");
+    eprintln!("{} SETs acknowledged before the stop", acked.len());
+    assert!(!acked.is_empty(), "no SET was acknowledged");
+
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    for chunk in acked.chunks(500) {
+        let keys: Vec<String> = chunk.iter().map(|i| format!("p:{i}")).collect();
+        let mut args = vec!["MGET"];
+        args.extend(keys.iter().map(String::as_str));
+        let values = c.call(&args);
+        let Frame::Array(values) = values else {
+            panic!("MGET: {values:?}")
+        };
+        for (i, v) in chunk.iter().zip(values) {
+            assert_eq!(
+                v,
+                Frame::Bulk(format!("v{i}").into_bytes()),
+                "acknowledged SET p:{i} lost"
+            );
+        }
+    }
+    server.stop();
+}
+
+/// What one writer of the crash test sent and had acknowledged (cumulative over rounds).
+#[derive(Default)]
+struct Writer {
+    /// INCRs of `crash:ctr:T` sent (acknowledged or not).
+    incr_sent: i64,
+    /// The last acknowledged value of `crash:ctr:T`.
+    incr_acked: i64,
+    /// Every RPUSH element sent to `crash:list:T`, in order, and whether it was acknowledged.
+    pushed: Vec<(String, bool)>,
+    /// The length the last acknowledged RPUSH returned.
+    list_acked: i64,
+    /// Acknowledged SETs (key, value).
+    sets: Vec<(String, String)>,
+    /// INCRs of the shared counter sent.
+    shared_sent: i64,
+    /// The largest acknowledged value of the shared counter.
+    shared_acked: i64,
+    /// Replies that were wrong (not an I/O error).
+    errors: Vec<String>,
+}
+
+/// Writes until the connection breaks: INCR, SET, RPUSH, INCR shared, over and over.
+fn crash_writer(addr: std::net::SocketAddr, t: usize, round: u64, mut w: Writer) -> Writer {
+    let Ok(mut c) = docdb_redis::testkit::RespClient::connect(addr, Duration::from_secs(5)) else {
+        return w;
+    };
+    let (ctr, list) = (format!("crash:ctr:{t}"), format!("crash:list:{t}"));
+    let mut prev_incr = None;
+    for i in 0u64.. {
+        w.incr_sent += 1;
+        match c.call(&["INCR", &ctr]) {
+            Ok(Frame::Integer(v)) => {
+                if let Some(p) = prev_incr
+                    && v != p + 1
+                {
+                    w.errors.push(format!("INCR {ctr}: {v} after {p}"));
+                }
+                prev_incr = Some(v);
+                w.incr_acked = v;
+            }
+            Ok(other) => w.errors.push(format!("INCR {ctr}: {other:?}")),
+            Err(_) => return w,
+        }
+        let (key, value) = (format!("crash:s:{t}:{round}:{i}"), format!("{round}.{i}"));
+        match c.call(&["SET", &key, &value]) {
+            Ok(Frame::Simple(s)) if s == "OK" => w.sets.push((key, value)),
+            Ok(other) => w.errors.push(format!("SET {key}: {other:?}")),
+            Err(_) => return w,
+        }
+        let element = format!("{round}.{i}");
+        w.pushed.push((element.clone(), false));
+        match c.call(&["RPUSH", &list, &element]) {
+            Ok(Frame::Integer(n)) => {
+                if n <= w.list_acked {
+                    w.errors
+                        .push(format!("RPUSH {list}: length {n} after {}", w.list_acked));
+                }
+                w.list_acked = n;
+                if let Some(last) = w.pushed.last_mut() {
+                    last.1 = true;
+                }
+            }
+            Ok(other) => w.errors.push(format!("RPUSH {list}: {other:?}")),
+            Err(_) => return w,
+        }
+        w.shared_sent += 1;
+        match c.call(&["INCR", "crash:shared"]) {
+            Ok(Frame::Integer(v)) => w.shared_acked = w.shared_acked.max(v),
+            Ok(other) => w.errors.push(format!("INCR crash:shared: {other:?}")),
+            Err(_) => return w,
+        }
+    }
+    w
+}
+
+/// Every acknowledged write of `writers` is in the restarted server, and nothing that was
+/// never sent.
+fn check_writers(c: &mut Client, writers: &[Writer]) {
+    for (t, w) in writers.iter().enumerate() {
+        assert!(w.errors.is_empty(), "writer {t}: {:?}", w.errors);
+        let ctr = c
+            .bulk(&["GET", &format!("crash:ctr:{t}")])
+            .map(|s| s.parse::<i64>().expect("counter"))
+            .unwrap_or(0);
+        assert!(
+            (w.incr_acked..=w.incr_sent).contains(&ctr),
+            "crash:ctr:{t} = {ctr}; acknowledged {}, sent {}",
+            w.incr_acked,
+            w.incr_sent
+        );
+
+        let list = c.strings(&["LRANGE", &format!("crash:list:{t}"), "0", "-1"]);
+        assert!(
+            list.len() as i64 >= w.list_acked,
+            "crash:list:{t} has {} elements; {} acknowledged",
+            list.len(),
+            w.list_acked
+        );
+        // The list is the acknowledged pushes in order, with perhaps some unacknowledged ones.
+        let mut at = 0;
+        for (element, acked) in &w.pushed {
+            if list.get(at) == Some(element) {
+                at += 1;
+            } else {
+                assert!(
+                    !acked,
+                    "crash:list:{t}: acknowledged element {element} missing at {at}"
+                );
+            }
+        }
+        assert_eq!(at, list.len(), "crash:list:{t}: unexpected elements");
+
+        for chunk in w.sets.chunks(500) {
+            let mut args = vec!["MGET"];
+            args.extend(chunk.iter().map(|(k, _)| k.as_str()));
+            let got = c.strings(&args);
+            for ((key, value), got) in chunk.iter().zip(got) {
+                assert_eq!(&got, value, "acknowledged SET {key} lost");
+            }
+        }
+    }
+    let shared = c
+        .bulk(&["GET", "crash:shared"])
+        .map(|s| s.parse::<i64>().expect("counter"))
+        .unwrap_or(0);
+    let acked = writers.iter().map(|w| w.shared_acked).max().unwrap_or(0);
+    let sent: i64 = writers.iter().map(|w| w.shared_sent).sum();
+    assert!(
+        (acked..=sent).contains(&shared),
+        "crash:shared = {shared}; acknowledged up to {acked}, sent {sent}"
+    );
+}
+
+/// (b) `--fsync always`: writers record each acknowledged reply, the server is SIGKILLed at a
+/// random moment and restarted; every acknowledged write is there. Several rounds over the
+/// same directory.
+#[test]
+fn crash_keeps_acknowledged_writes_with_fsync_always() {
+    const WRITERS: usize = 4;
+    let rounds = env_u64("DOCDB_REDIS_CRASH_ROUNDS", 5);
+    let mut rng = Rng::from_env("DOCDB_REDIS_CRASH_SEED");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let flags = ["--fsync", "always"];
+    let mut server = Server::start(dir.path(), &flags);
+    let mut writers: Vec<Writer> = (0..WRITERS).map(|_| Writer::default()).collect();
+    for round in 0..rounds {
+        let addr = server.addr();
+        let handles: Vec<_> = std::mem::take(&mut writers)
+            .into_iter()
+            .enumerate()
+            .map(|(t, w)| thread::spawn(move || crash_writer(addr, t, round, w)))
+            .collect();
+        let wait = Duration::from_millis(200 + rng.below(1300));
+        thread::sleep(wait);
+        server.crash();
+        writers = handles
+            .into_iter()
+            .map(|h| h.join().expect("writer thread"))
+            .collect();
+        let acked: usize = writers.iter().map(|w| w.sets.len()).sum();
+        eprintln!("round {round}: SIGKILL after {wait:?}; {acked} SETs acknowledged so far");
+        assert!(
+            writers.iter().all(|w| w.incr_acked > 0),
+            "a writer got nothing acknowledged"
+        );
+
+        server = Server::start(dir.path(), &flags);
+        check_writers(&mut server.client(), &writers);
+    }
+    server.stop();
+}
+
+/// (c) Keys whose TTL ran out while the server was down are gone after the restart; a newer
+/// version without TTL survives an older one with it, and the other way round.
+#[test]
+fn short_ttl_is_gone_after_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let written = Instant::now();
+    c.ok(&["SET", "short", "v", "PX", "300"]);
+    c.ok(&["SET", "long", "v", "PX", "60000"]);
+    c.ok(&["SET", "newer-with-ttl", "v1"]);
+    c.ok(&["SET", "newer-with-ttl", "v2", "PX", "300"]);
+    c.ok(&["SET", "newer-without-ttl", "v1", "PX", "300"]);
+    c.ok(&["SET", "newer-without-ttl", "v2"]);
+    assert_eq!(c.int(&["HSET", "h:short", "f", "v"]), 1);
+    assert_eq!(c.int(&["PEXPIRE", "h:short", "300"]), 1);
+    assert_eq!(c.int(&["RPUSH", "l:short", "a", "b"]), 2);
+    assert_eq!(c.int(&["PEXPIRE", "l:short", "300"]), 1);
+    assert_eq!(c.int(&["SADD", "s:short", "m"]), 1);
+    assert_eq!(c.int(&["PEXPIRE", "s:short", "300"]), 1);
+    c.ok(&["SET", "persisted", "v", "PX", "300"]);
+    assert_eq!(c.int(&["PERSIST", "persisted"]), 1);
+    assert_eq!(c.bulk(&["GET", "short"]).as_deref(), Some("v"));
+    drop(c);
+    server.stop();
+
+    if let Some(rest) = Duration::from_millis(400).checked_sub(written.elapsed()) {
+        thread::sleep(rest);
+    }
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    for key in ["short", "newer-with-ttl", "h:short", "l:short", "s:short"] {
+        assert_eq!(c.int(&["EXISTS", key]), 0, "EXISTS {key}");
+        assert_eq!(c.int(&["TTL", key]), -2, "TTL {key}");
+        assert_eq!(c.int(&["PTTL", key]), -2, "PTTL {key}");
+    }
+    assert_eq!(c.bulk(&["GET", "short"]), None);
+    assert_eq!(c.bulk(&["GET", "newer-with-ttl"]), None);
+    assert_eq!(c.strings(&["HGETALL", "h:short"]), Vec::<String>::new());
+    assert_eq!(
+        c.strings(&["LRANGE", "l:short", "0", "-1"]),
+        Vec::<String>::new()
+    );
+    assert_eq!(c.strings(&["SMEMBERS", "s:short"]), Vec::<String>::new());
+
+    assert_eq!(c.bulk(&["GET", "long"]).as_deref(), Some("v"));
+    let pttl = c.int(&["PTTL", "long"]);
+    let lower = 60_000 - written.elapsed().as_millis() as i64 - 1000;
+    assert!(
+        (lower..=60_000).contains(&pttl),
+        "PTTL long = {pttl}, expected {lower}..=60000"
+    );
+    assert_eq!(c.bulk(&["GET", "newer-without-ttl"]).as_deref(), Some("v2"));
+    assert_eq!(c.int(&["TTL", "newer-without-ttl"]), -1);
+    assert_eq!(c.bulk(&["GET", "persisted"]).as_deref(), Some("v"));
+    assert_eq!(c.int(&["TTL", "persisted"]), -1);
+    drop(c);
+    server.stop();
+}

@@ -1,0 +1,459 @@
+//! `docdb serve` over raw RESP bytes: malformed frames, request limits, error wording,
+//! authentication, inline commands, pipelining and the client limit.
+//!
+//! Every check runs first against a real `redis-server` (when installed) and then against
+//! docdb through the same function, so each expected byte string is Redis 7's own reply.
+
+mod common_redis;
+
+use common_redis::{Raw, Server, both, cmd, show};
+use std::time::{Duration, Instant};
+
+/// Runs `check` against Redis (if installed), then docdb, each started with `flags`.
+fn on_both(flags: &[&str], check: impl Fn(&Server)) {
+    for server in both(flags) {
+        check(&server);
+    }
+}
+
+/// A fresh connection answers PING (the server survived what came before).
+fn assert_serving(server: &Server) {
+    server.raw().exchange(b"PING\r\n", b"+PONG\r\n");
+}
+
+/// Malformed multibulk frames: Redis replies with a protocol error and closes the
+/// connection; the server keeps serving others.
+#[test]
+fn malformed_frames_get_a_protocol_error_and_a_close() {
+    let cases: &[(&[u8], &[u8])] = &[
+        (
+            b"*1\r\n$x\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*1\r\n$-1\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        // Redis's string2ll takes neither a leading zero nor a plus sign.
+        (
+            b"*2\r\n$4\r\nECHO\r\n$03\r\nabc\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*2\r\n$4\r\nECHO\r\n$+3\r\nabc\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*x\r\n",
+            b"-ERR Protocol error: invalid multibulk length\r\n",
+        ),
+        (
+            b"*+1\r\n$4\r\nPING\r\n",
+            b"-ERR Protocol error: invalid multibulk length\r\n",
+        ),
+        (
+            b"*1 \r\n",
+            b"-ERR Protocol error: invalid multibulk length\r\n",
+        ),
+        (
+            b"*1\r\nfoo\r\n",
+            b"-ERR Protocol error: expected '$', got 'f'\r\n",
+        ),
+        (
+            b"SET \"a b\r\n",
+            b"-ERR Protocol error: unbalanced quotes in request\r\n",
+        ),
+        (
+            b"ECHO \"abc\"def\r\n",
+            b"-ERR Protocol error: unbalanced quotes in request\r\n",
+        ),
+    ];
+    on_both(&[], |server| {
+        for (request, reply) in cases {
+            server.raw().expect_reply_then_close(request, reply);
+        }
+        assert_serving(server);
+    });
+}
+
+/// A valid command before a malformed one in the same write is executed and answered;
+/// nothing after the malformed one is.
+#[test]
+fn commands_before_a_malformed_frame_still_run() {
+    on_both(&[], |server| {
+        let mut request = cmd(&["SET", "before", "1"]);
+        request.extend_from_slice(b"*1\r\n$x\r\n");
+        request.extend_from_slice(&cmd(&["SET", "after", "1"]));
+        let mut raw = server.raw();
+        raw.send(&request);
+        raw.expect(
+            b"+OK\r\n-ERR Protocol error: invalid bulk length\r\n",
+            &show(&request),
+        );
+        drop(raw);
+        let mut raw = server.raw();
+        raw.exchange(&cmd(&["GET", "before"]), b"$1\r\n1\r\n");
+        raw.exchange(&cmd(&["GET", "after"]), b"$-1\r\n");
+    });
+}
+
+/// A line starting with `$` outside a multibulk request is an inline command named `$3`.
+#[test]
+fn dollar_line_without_star_is_an_inline_command() {
+    on_both(&[], |server| {
+        server.raw().exchange(
+            b"$3\r\nfoo\r\n",
+            b"-ERR unknown command '$3', with args beginning with: \r\n\
+              -ERR unknown command 'foo', with args beginning with: \r\n",
+        );
+    });
+}
+
+/// Empty and negative multibulk counts are skipped, as are empty inline lines.
+#[test]
+fn empty_requests_are_skipped() {
+    on_both(&[], |server| {
+        server
+            .raw()
+            .exchange(b"*0\r\n*-1\r\n\r\n\r\nPING\r\n", b"+PONG\r\n");
+    });
+}
+
+/// The largest bulk string a request may carry (`--proto-max-bulk-len`; 1 MiB is Redis's
+/// minimum for it).
+const MAX_BULK: usize = 1 << 20;
+
+/// A bulk length over the limit is refused when its header arrives: the reply is a
+/// protocol error, the connection closes, and the command is not executed. A bulk of
+/// exactly the limit is accepted.
+#[test]
+fn oversized_bulk_is_refused_and_not_executed() {
+    let limit = MAX_BULK.to_string();
+    on_both(&["--proto-max-bulk-len", &limit], |server| {
+        let mut request = cmd(&["SET", "ok", "1"]);
+        request.extend_from_slice(
+            format!("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n${}\r\n", MAX_BULK + 1).as_bytes(),
+        );
+        server.raw().expect_reply_then_close(
+            &request,
+            b"+OK\r\n-ERR Protocol error: invalid bulk length\r\n",
+        );
+        let mut raw = server.raw();
+        raw.exchange(&cmd(&["GET", "ok"]), b"$1\r\n1\r\n");
+        raw.exchange(&cmd(&["EXISTS", "big"]), b":0\r\n");
+        let value = "v".repeat(MAX_BULK);
+        raw.exchange(&cmd(&["SET", "max", &value]), b"+OK\r\n");
+        raw.exchange(
+            &cmd(&["STRLEN", "max"]),
+            format!(":{MAX_BULK}\r\n").as_bytes(),
+        );
+    });
+}
+
+/// A multibulk count over the limit is refused with `invalid multibulk length` and a close.
+/// Redis 7's limit is fixed (INT_MAX); docdb's is `--max-multibulk-len`, so each server gets
+/// a count just over its own limit, and docdb also gets Redis's.
+#[test]
+fn oversized_multibulk_count_is_refused() {
+    if let Some(redis) = common_redis::redis(&[]) {
+        check_multibulk_limit(&redis, 1 << 31);
+    }
+    let docdb = common_redis::docdb(&["--max-multibulk-len", "100"]);
+    check_multibulk_limit(&docdb, 101);
+    check_multibulk_limit(&docdb, 1 << 31);
+    // Exactly at the limit is fine.
+    let mut args = vec!["DEL".to_string()];
+    args.extend((1..100).map(|i| format!("nokey{i}")));
+    docdb
+        .raw()
+        .exchange(&common_redis::encode_command(&args), b":0\r\n");
+}
+
+fn check_multibulk_limit(server: &Server, count: u64) {
+    let request = format!("*{count}\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+    server.raw().expect_reply_then_close(
+        request.as_bytes(),
+        b"-ERR Protocol error: invalid multibulk length\r\n",
+    );
+    server.raw().exchange(&cmd(&["EXISTS", "k"]), b":0\r\n");
+}
+
+/// Unknown commands: Redis 7.0 quotes the name and up to 128 characters of arguments, each
+/// followed by a space, with line breaks turned into spaces.
+#[test]
+fn unknown_command_wording() {
+    let long = "x".repeat(200);
+    let cases: Vec<(Vec<u8>, String)> = vec![
+        (
+            cmd(&["foo", "a"]),
+            "-ERR unknown command 'foo', with args beginning with: 'a' \r\n".into(),
+        ),
+        (
+            cmd(&["foo"]),
+            "-ERR unknown command 'foo', with args beginning with: \r\n".into(),
+        ),
+        (
+            cmd(&["foo", "a", "bc"]),
+            "-ERR unknown command 'foo', with args beginning with: 'a' 'bc' \r\n".into(),
+        ),
+        (
+            cmd(&["foo", &long, "y"]),
+            format!(
+                "-ERR unknown command 'foo', with args beginning with: '{}' \r\n",
+                &long[..128]
+            ),
+        ),
+        (
+            cmd(&["foo", "a\r\nb"]),
+            "-ERR unknown command 'foo', with args beginning with: 'a  b' \r\n".into(),
+        ),
+        (
+            b"FOO bar\r\n".to_vec(),
+            "-ERR unknown command 'FOO', with args beginning with: 'bar' \r\n".into(),
+        ),
+    ];
+    on_both(&[], |server| {
+        let mut raw = server.raw();
+        for (request, reply) in &cases {
+            raw.exchange(request, reply.as_bytes());
+        }
+    });
+}
+
+/// Wrong arity: the lower-case command name (`container|sub` for subcommands).
+#[test]
+fn wrong_number_of_arguments_wording() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["GET"], "get"),
+        (&["GET", "a", "b"], "get"),
+        (&["set", "k"], "set"),
+        (&["HSET", "h", "f"], "hset"),
+        (&["HSET", "h", "f", "v", "g"], "hset"),
+        (&["MSET", "a", "1", "b"], "mset"),
+        (&["CONFIG", "GET"], "config|get"),
+        (&["Client"], "client"),
+        (&["ZADD", "z", "1"], "zadd"),
+        (&["LPUSH", "l"], "lpush"),
+    ];
+    on_both(&[], |server| {
+        let mut raw = server.raw();
+        for (args, name) in cases {
+            let reply = format!("-ERR wrong number of arguments for '{name}' command\r\n");
+            raw.exchange(&cmd(args), reply.as_bytes());
+        }
+        raw.exchange(
+            b"GET x x\r\n",
+            b"-ERR wrong number of arguments for 'get' command\r\n",
+        );
+    });
+}
+
+/// Operations on a key of another type get WRONGTYPE, and change nothing.
+#[test]
+fn wrongtype_wording() {
+    const WRONGTYPE: &[u8] =
+        b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+    on_both(&[], |server| {
+        let mut raw = server.raw();
+        raw.exchange(&cmd(&["SET", "s", "v"]), b"+OK\r\n");
+        raw.exchange(&cmd(&["HSET", "h", "f", "v"]), b":1\r\n");
+        raw.exchange(&cmd(&["LPUSH", "s", "x"]), WRONGTYPE);
+        raw.exchange(&cmd(&["SADD", "s", "x"]), WRONGTYPE);
+        raw.exchange(&cmd(&["ZADD", "s", "1", "x"]), WRONGTYPE);
+        raw.exchange(&cmd(&["HGET", "s", "f"]), WRONGTYPE);
+        raw.exchange(&cmd(&["GET", "h"]), WRONGTYPE);
+        raw.exchange(&cmd(&["INCR", "h"]), WRONGTYPE);
+        raw.exchange(&cmd(&["APPEND", "h", "x"]), WRONGTYPE);
+        raw.exchange(&cmd(&["SMEMBERS", "h"]), WRONGTYPE);
+        raw.exchange(&cmd(&["GET", "s"]), b"$1\r\nv\r\n");
+        raw.exchange(&cmd(&["TYPE", "h"]), b"+hash\r\n");
+    });
+}
+
+const NOAUTH: &[u8] = b"-NOAUTH Authentication required.\r\n";
+const WRONGPASS: &[u8] = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+
+/// With `--requirepass`, everything but AUTH (and HELLO, QUIT) answers NOAUTH until the
+/// password is given; a wrong password answers WRONGPASS.
+#[test]
+fn auth_required() {
+    on_both(&["--requirepass", "sekret"], |server| {
+        let mut raw = server.raw();
+        for request in [cmd(&["GET", "a"]), cmd(&["PING"]), b"SET a b\r\n".to_vec()] {
+            raw.send(&request);
+            raw.expect(NOAUTH, &show(&request));
+        }
+        raw.send(&cmd(&["HELLO", "2"]));
+        raw.expect(
+            b"-NOAUTH HELLO must be called with the client already authenticated, otherwise \
+              the HELLO AUTH <user> <pass> option can be used to authenticate the client and \
+              select the RESP protocol version at the same time\r\n",
+            "HELLO 2",
+        );
+        for request in [
+            cmd(&["AUTH", "wrong"]),
+            cmd(&["AUTH", "default", "wrong"]),
+            cmd(&["AUTH", "nouser", "sekret"]),
+        ] {
+            raw.send(&request);
+            raw.expect(WRONGPASS, &show(&request));
+        }
+        raw.send(&cmd(&["AUTH"]));
+        raw.expect(
+            b"-ERR wrong number of arguments for 'auth' command\r\n",
+            "AUTH",
+        );
+        raw.exchange(&cmd(&["AUTH", "sekret"]), b"+OK\r\n");
+        raw.exchange(&cmd(&["SET", "a", "b"]), b"+OK\r\n");
+        raw.exchange(&cmd(&["GET", "a"]), b"$1\r\nb\r\n");
+
+        let mut other = server.raw();
+        other.exchange(&cmd(&["AUTH", "default", "sekret"]), b"+OK\r\n");
+        other.exchange(&cmd(&["GET", "a"]), b"$1\r\nb\r\n");
+
+        let mut quitter = server.raw();
+        quitter.expect_reply_then_close(&cmd(&["QUIT"]), b"+OK\r\n");
+    });
+}
+
+/// AUTH against a server without a password.
+#[test]
+fn auth_without_a_password_configured() {
+    on_both(&[], |server| {
+        server.raw().exchange(
+            &cmd(&["AUTH", "x"]),
+            b"-ERR AUTH <password> called without any password configured for the default \
+              user. Are you sure your configuration is correct?\r\n",
+        );
+    });
+}
+
+/// Before authentication, Redis refuses requests of more than 10 arguments or bulks over
+/// 16 KiB outright (a protocol error and a close), so that unauthenticated clients cannot
+/// make it buffer much.
+#[test]
+fn unauthenticated_request_limits() {
+    on_both(&["--requirepass", "sekret"], |server| {
+        server.raw().expect_reply_then_close(
+            b"*11\r\n",
+            b"-ERR Protocol error: unauthenticated multibulk length\r\n",
+        );
+        server.raw().expect_reply_then_close(
+            b"*2\r\n$3\r\nGET\r\n$16385\r\n",
+            b"-ERR Protocol error: unauthenticated bulk length\r\n",
+        );
+        let mut raw = server.raw();
+        raw.exchange(&cmd(&["AUTH", "sekret"]), b"+OK\r\n");
+        let mut args = vec!["DEL"];
+        args.extend(["k"; 11]);
+        raw.exchange(&cmd(&args), b":0\r\n");
+    });
+}
+
+/// Inline commands: space-separated words, double quotes with escapes, single quotes,
+/// LF-only line ends, surrounding blanks.
+#[test]
+fn inline_commands() {
+    on_both(&[], |server| {
+        let mut raw = server.raw();
+        raw.exchange(b"PING\r\n", b"+PONG\r\n");
+        raw.exchange(b"SET a b\r\n", b"+OK\r\n");
+        raw.exchange(b"GET a\r\n", b"$1\r\nb\r\n");
+        raw.exchange(b"  PING  \r\n", b"+PONG\r\n");
+        raw.exchange(b"ping hi\nping\n", b"$2\r\nhi\r\n+PONG\r\n");
+        raw.exchange(b"SET k \"hello world\"\r\n", b"+OK\r\n");
+        raw.exchange(b"GET k\r\n", b"$11\r\nhello world\r\n");
+        raw.exchange(b"ECHO \"a\\x41\\n\"\r\n", b"$3\r\naA\n\r\n");
+        raw.exchange(b"ECHO 'b c'\r\n", b"$3\r\nb c\r\n");
+        raw.exchange(b"SET a b\r\nGET a\r\n", b"+OK\r\n$1\r\nb\r\n");
+    });
+}
+
+/// Many commands in one write are answered in order; a request split into single bytes is
+/// reassembled.
+#[test]
+fn pipelining() {
+    on_both(&[], |server| {
+        let (mut request, mut reply) = (Vec::new(), Vec::new());
+        for i in 0..1000 {
+            let key = format!("k{i}");
+            request.extend(cmd(&["SET", &key, &i.to_string()]));
+            request.extend(cmd(&["INCR", &key]));
+            request.extend(cmd(&["GET", &key]));
+            let next = (i + 1).to_string();
+            reply.extend(b"+OK\r\n");
+            reply.extend(format!(":{next}\r\n${}\r\n{next}\r\n", next.len()).as_bytes());
+        }
+        request.extend(cmd(&["DBSIZE"]));
+        reply.extend(b":1000\r\n");
+        let mut raw = server.raw();
+        raw.send(&request);
+        raw.expect(&reply, "1000 pipelined SET/INCR/GET");
+
+        let mut request = cmd(&["SET", "split", "value"]);
+        request.extend(cmd(&["GET", "split"]));
+        request.extend(b"ECHO inline\r\n");
+        raw.send_trickle(&request);
+        raw.expect(
+            b"+OK\r\n$5\r\nvalue\r\n$6\r\ninline\r\n",
+            "a request sent byte by byte",
+        );
+    });
+}
+
+/// QUIT answers +OK and closes; nothing pipelined after it runs.
+#[test]
+fn quit_closes_the_connection() {
+    on_both(&[], |server| {
+        let mut request = cmd(&["PING"]);
+        request.extend(cmd(&["QUIT"]));
+        request.extend(cmd(&["SET", "afterquit", "1"]));
+        server
+            .raw()
+            .expect_reply_then_close(&request, b"+PONG\r\n+OK\r\n");
+        server
+            .raw()
+            .exchange(&cmd(&["EXISTS", "afterquit"]), b":0\r\n");
+    });
+}
+
+/// With `--maxclients 2`, a third connection gets the error unprompted and is closed; once
+/// a slot frees up, new connections are served again.
+#[test]
+fn maxclients() {
+    on_both(&["--maxclients", "2"], |server| {
+        // Let the server notice that the start-up readiness probe disconnected.
+        std::thread::sleep(Duration::from_millis(200));
+        let mut first = server.raw();
+        first.exchange(b"PING\r\n", b"+PONG\r\n");
+        let mut second = server.raw();
+        second.exchange(b"PING\r\n", b"+PONG\r\n");
+        let mut third = server.raw();
+        third.expect(
+            b"-ERR max number of clients reached\r\n",
+            "a third connection",
+        );
+        third.expect_closed("the max clients error");
+        drop(first);
+        assert_slot_frees_up(server);
+    });
+}
+
+/// Retries for a while: the server notices a closed connection asynchronously.
+fn assert_slot_frees_up(server: &Server) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut raw = Raw::connect(server.addr(), server.name);
+        raw.send(b"PING\r\n");
+        let got = show(&raw.read_line());
+        if got == "+PONG\\r\\n" {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}: no slot after a client left (last reply {got})",
+            server.name
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

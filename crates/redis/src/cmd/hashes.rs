@@ -1,0 +1,302 @@
+//! Hashes: a `{` root with fields as string subkeys. Also the helpers sets share: both are
+//! collections of string-keyed members.
+
+use std::collections::HashSet;
+
+use docdb::reader::ChildRange;
+use docdb::{DocWriteBatch, SubDocument};
+use dockv::value::{PrimitiveValue, Value};
+use dockv::{HybridTime, KeyEntryValue};
+use engine::Engine;
+
+use super::keys::{ScanArgs, scan_reply};
+use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_or_null, ok, spec, wrong_arity};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::number::{int_arg, parse_i64};
+use crate::store::{self, KeyInfo, RedisType, Store, primitive_bytes};
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("hset", -4, WRITE, 1, hset),
+        spec("hmset", -4, WRITE, 1, hmset),
+        spec("hget", 3, READONLY, 1, hget),
+        spec("hmget", -3, READONLY, 1, hmget),
+        spec("hgetall", 2, READONLY, 1, hgetall),
+        spec("hdel", -3, WRITE, 1, hdel),
+        spec("hexists", 3, READONLY, 1, hexists),
+        spec("hlen", 2, READONLY, 1, hlen),
+        spec("hkeys", 2, READONLY, 1, hkeys),
+        spec("hvals", 2, READONLY, 1, hvals),
+        spec("hstrlen", 3, READONLY, 1, hstrlen),
+        spec("hincrby", 4, WRITE, 1, hincrby),
+        spec("hscan", -3, READONLY, 1, hscan),
+    ]
+}
+
+/// The path of member `name` of the collection at `dk`.
+pub(super) fn member_path(dk: &[u8], name: &[u8]) -> Vec<u8> {
+    store::path(dk, &[KeyEntryValue::string(name)])
+}
+
+/// Writes the root marker of a new collection (`info` is what the key holds now).
+pub(super) fn ensure_root<E: Engine>(
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    info: &Option<KeyInfo>,
+    kind: RedisType,
+) -> CmdResult<()> {
+    if info.is_none()
+        && let Some(marker) = kind.marker()
+    {
+        batch.set_encoded_path(dk.to_vec(), Value::new(marker))?;
+    }
+    Ok(())
+}
+
+/// Whether member `name` is live in the existing collection at `dk`.
+pub(super) fn has_member<E: Engine>(
+    store: &Store<E>,
+    dk: &[u8],
+    name: &[u8],
+    ht: HybridTime,
+) -> CmdResult<bool> {
+    Ok(store.child_record(&member_path(dk, name), ht)?.is_some())
+}
+
+/// Tombstones the live `names` of the collection at `dk`, and the root too when nothing
+/// else is left (Redis has no empty collections). Returns how many were removed.
+pub(super) fn remove_members<E: Engine>(
+    store: &Store<E>,
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    names: &[Vec<u8>],
+    ht: HybridTime,
+) -> CmdResult<i64> {
+    let mut removed = HashSet::new();
+    for name in names {
+        if !removed.contains(name) && has_member(store, dk, name, ht)? {
+            batch.set_encoded_path(member_path(dk, name), Value::tombstone())?;
+            removed.insert(name.clone());
+        }
+    }
+    if !removed.is_empty() {
+        let range = ChildRange {
+            limit: Some(removed.len() + 1),
+            ..ChildRange::default()
+        };
+        let left = store.children(dk, &range, ht)?;
+        let emptied = left.iter().all(|(key, _)| match key {
+            KeyEntryValue::String(name, _) => removed.contains(name),
+            _ => false,
+        });
+        if emptied {
+            batch.set_encoded_path(dk.to_vec(), Value::tombstone())?;
+        }
+    }
+    Ok(removed.len() as i64)
+}
+
+/// The live members of a collection of `kind` at argument 1: `(name, value)` in key order.
+pub(super) fn members<E: Engine>(
+    ctx: &Ctx<'_, E>,
+    kind: RedisType,
+) -> CmdResult<Vec<(Vec<u8>, SubDocument)>> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, kind, ht)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let doc = ctx.store().document(&dk, ht)?;
+    let Some(SubDocument::Object { children, .. }) = doc else {
+        return Ok(Vec::new());
+    };
+    Ok(children
+        .into_values()
+        .filter_map(|(key, child)| match key {
+            KeyEntryValue::String(name, _) => Some((name, child)),
+            _ => None,
+        })
+        .collect())
+}
+
+/// The bytes of a leaf value.
+pub(super) fn leaf_bytes(doc: &SubDocument) -> Vec<u8> {
+    match doc {
+        SubDocument::Primitive(value) => primitive_bytes(value),
+        SubDocument::Object { .. } => Vec::new(),
+    }
+}
+
+/// HSCAN/SSCAN: the whole collection in one reply (cursor 0), as Redis does for small
+/// collections; MATCH filters, COUNT is a hint.
+pub(super) fn scan_members<E: Engine>(
+    ctx: &mut Ctx<'_, E>,
+    kind: RedisType,
+    with_values: bool,
+) -> CmdResult<Frame> {
+    int_arg(ctx.arg(2)).map_err(|_| CmdError::err("invalid cursor"))?;
+    let opts = ScanArgs::parse(&ctx.args[3..])?;
+    let mut items = Vec::new();
+    for (name, value) in members(ctx, kind)? {
+        if opts.matches(&name) {
+            items.push(name);
+            if with_values {
+                items.push(leaf_bytes(&value));
+            }
+        }
+    }
+    Ok(scan_reply(0, items))
+}
+
+fn hset_generic<E: Engine>(ctx: &mut Ctx<'_, E>, name: &str) -> CmdResult<i64> {
+    if ctx.args.len() % 2 != 0 {
+        return Err(wrong_arity(name));
+    }
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    let pairs = &ctx.args[2..];
+    store.write(|batch, ht| {
+        let info = store.typed(&dk, RedisType::Hash, ht)?;
+        ensure_root(batch, &dk, &info, RedisType::Hash)?;
+        let mut added = HashSet::new();
+        for pair in pairs.chunks(2) {
+            let (field, value) = (&pair[0], &pair[1]);
+            let new = info.is_none() || !has_member(store, &dk, field, ht)?;
+            if new {
+                added.insert(field.clone());
+            }
+            batch.set_encoded_path(
+                member_path(&dk, field),
+                Value::new(PrimitiveValue::String(value.clone())),
+            )?;
+        }
+        Ok(added.len() as i64)
+    })
+}
+
+fn hset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    hset_generic(ctx, "hset").map(Frame::Integer)
+}
+
+fn hmset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    hset_generic(ctx, "hmset").map(|_| ok())
+}
+
+/// The value of field `field` of the hash at argument 1, as of the read time.
+fn field<E: Engine>(ctx: &Ctx<'_, E>, field: &[u8]) -> CmdResult<Option<Vec<u8>>> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::Hash, ht)?.is_none() {
+        return Ok(None);
+    }
+    Ok(ctx
+        .store()
+        .child_record(&member_path(&dk, field), ht)?
+        .map(|r| primitive_bytes(&r.payload)))
+}
+
+fn hget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(bulk_or_null(field(ctx, ctx.arg(2))?))
+}
+
+fn hmget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    let exists = ctx.store().typed(&dk, RedisType::Hash, ht)?.is_some();
+    let mut out = Vec::new();
+    for name in &ctx.args[2..] {
+        let value = if exists {
+            ctx.store()
+                .child_record(&member_path(&dk, name), ht)?
+                .map(|r| primitive_bytes(&r.payload))
+        } else {
+            None
+        };
+        out.push(bulk_or_null(value));
+    }
+    Ok(Frame::Array(out))
+}
+
+fn hgetall<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let mut out = Vec::new();
+    for (name, value) in members(ctx, RedisType::Hash)? {
+        out.push(name);
+        out.push(leaf_bytes(&value));
+    }
+    Ok(bulk_array(out))
+}
+
+fn hdel<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    let names = &ctx.args[2..];
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::Hash, ht)?.is_none() {
+            return Ok(Frame::Integer(0));
+        }
+        remove_members(store, batch, &dk, names, ht).map(Frame::Integer)
+    })
+}
+
+fn hexists<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Integer(i64::from(field(ctx, ctx.arg(2))?.is_some())))
+}
+
+fn hlen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Integer(members(ctx, RedisType::Hash)?.len() as i64))
+}
+
+fn hkeys<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(bulk_array(
+        members(ctx, RedisType::Hash)?.into_iter().map(|(n, _)| n),
+    ))
+}
+
+fn hvals<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(bulk_array(
+        members(ctx, RedisType::Hash)?
+            .into_iter()
+            .map(|(_, v)| leaf_bytes(&v)),
+    ))
+}
+
+fn hstrlen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Integer(
+        field(ctx, ctx.arg(2))?.map_or(0, |v| v.len() as i64),
+    ))
+}
+
+fn hincrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let delta = int_arg(ctx.arg(3))?;
+    let dk = ctx.key(1);
+    let name = ctx.arg(2).to_vec();
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let info = store.typed(&dk, RedisType::Hash, ht)?;
+        let path = member_path(&dk, &name);
+        let current = match &info {
+            Some(_) => store
+                .child_record(&path, ht)?
+                .map(|r| primitive_bytes(&r.payload)),
+            None => None,
+        };
+        let current = match current {
+            Some(bytes) => {
+                parse_i64(&bytes).ok_or_else(|| CmdError::err("hash value is not an integer"))?
+            }
+            None => 0,
+        };
+        let next = current.checked_add(delta).ok_or(CmdError::Overflow)?;
+        ensure_root(batch, &dk, &info, RedisType::Hash)?;
+        batch.set_encoded_path(
+            path,
+            Value::new(PrimitiveValue::String(next.to_string().into_bytes())),
+        )?;
+        Ok(Frame::Integer(next))
+    })
+}
+
+fn hscan<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    scan_members(ctx, RedisType::Hash, true)
+}

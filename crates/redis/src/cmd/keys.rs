@@ -1,0 +1,497 @@
+//! Key commands: existence, type, TTL, rename, key listing and databases.
+
+use docdb::SubDocument;
+use dockv::value::{Ttl, Value};
+use dockv::{HybridTime, KeyEntryType};
+use engine::Engine;
+
+use super::strings::{ms_until, string_value};
+use super::{ADMIN, Ctx, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::glob;
+use crate::number::int_arg;
+use crate::store::{self, DbId, KeyInfo};
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("del", -2, WRITE, 1, del),
+        spec("exists", -2, READONLY, 1, exists),
+        spec("type", 2, READONLY, 1, key_type),
+        spec("expire", -3, WRITE, 1, expire),
+        spec("pexpire", -3, WRITE, 1, pexpire),
+        spec("expireat", -3, WRITE, 1, expireat),
+        spec("pexpireat", -3, WRITE, 1, pexpireat),
+        spec("ttl", 2, READONLY, 1, ttl),
+        spec("pttl", 2, READONLY, 1, pttl),
+        spec("persist", 2, WRITE, 1, persist),
+        spec("rename", 3, WRITE, 1, rename),
+        spec("keys", 2, READONLY, 0, keys),
+        spec("scan", -2, READONLY, 0, scan),
+        spec("dbsize", 1, READONLY, 0, dbsize),
+        spec("flushdb", -1, WRITE | ADMIN, 0, flushdb),
+        spec("flushall", -1, WRITE | ADMIN, 0, flushall),
+        spec("select", 2, ADMIN, 0, select),
+        spec("createdb", 2, WRITE | ADMIN, 0, createdb),
+        spec("deletedb", 2, WRITE | ADMIN, 0, deletedb),
+        spec("listdb", 1, ADMIN, 0, listdb),
+    ]
+}
+
+fn del<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let keys: Vec<Vec<u8>> = (1..ctx.args.len()).map(|i| ctx.key(i)).collect();
+    ctx.store().write(|batch, ht| {
+        let mut removed = 0;
+        for dk in dedup(keys) {
+            if ctx.store().key_info(&dk, ht)?.is_some() {
+                batch.set_encoded_path(dk, Value::tombstone())?;
+                removed += 1;
+            }
+        }
+        Ok(Frame::Integer(removed))
+    })
+}
+
+/// The keys once each, in first-seen order.
+fn dedup(keys: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    let mut seen = std::collections::HashSet::new();
+    keys.into_iter()
+        .filter(|k| seen.insert(k.clone()))
+        .collect()
+}
+
+fn exists<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let mut count = 0;
+    for i in 1..ctx.args.len() {
+        count += i64::from(ctx.store().key_info(&ctx.key(i), ht)?.is_some());
+    }
+    Ok(Frame::Integer(count))
+}
+
+fn key_type<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let info = ctx.store().key_info(&ctx.key(1), ctx.read_time())?;
+    Ok(Frame::Simple(
+        info.map_or("none", |i| i.kind.name()).to_string(),
+    ))
+}
+
+/// EXPIRE's NX/XX/GT/LT condition.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Condition {
+    Always,
+    Nx,
+    Xx,
+    Gt,
+    Lt,
+}
+
+fn parse_condition(args: &[Vec<u8>]) -> CmdResult<Condition> {
+    let mut condition = Condition::Always;
+    for arg in args {
+        let next = if is(arg, "nx") {
+            Condition::Nx
+        } else if is(arg, "xx") {
+            Condition::Xx
+        } else if is(arg, "gt") {
+            Condition::Gt
+        } else if is(arg, "lt") {
+            Condition::Lt
+        } else {
+            return Err(CmdError::err(format!(
+                "Unsupported option {}",
+                String::from_utf8_lossy(arg)
+            )));
+        };
+        condition = match (condition, next) {
+            (Condition::Always, n) => n,
+            (a, b) if a == b => a,
+            (Condition::Nx, _) | (_, Condition::Nx) => {
+                return Err(CmdError::err(
+                    "NX and XX, GT or LT options at the same time are not compatible",
+                ));
+            }
+            (Condition::Gt, Condition::Lt) | (Condition::Lt, Condition::Gt) => {
+                return Err(CmdError::err(
+                    "GT and LT options at the same time are not compatible",
+                ));
+            }
+            (Condition::Xx, n) | (n, Condition::Xx) => n,
+            (a, _) => a,
+        };
+    }
+    Ok(condition)
+}
+
+/// EXPIRE and friends: `unit_ms` is 1000 for seconds; `absolute` for the AT forms.
+fn expire_generic<E: Engine>(
+    ctx: &mut Ctx<'_, E>,
+    unit_ms: i64,
+    absolute: bool,
+) -> CmdResult<Frame> {
+    let name = ctx.name();
+    let amount = int_arg(ctx.arg(2))?;
+    let condition = parse_condition(&ctx.args[3..])?;
+    let invalid = || CmdError::err(format!("invalid expire time in '{name}' command"));
+    let ms = amount.checked_mul(unit_ms).ok_or_else(invalid)?;
+    let dk = ctx.key(1);
+    ctx.store().write(|batch, ht| {
+        let Some(info) = ctx.store().key_info(&dk, ht)? else {
+            return Ok(Frame::Integer(0));
+        };
+        let now_ms = i64::try_from(ht.physical_micros() / 1000).unwrap_or(i64::MAX);
+        let deadline = if absolute {
+            ms
+        } else {
+            ms.checked_add(now_ms).ok_or_else(invalid)?
+        };
+        let current = info.expires_at.map(|us| (us / 1000) as i64);
+        let allowed = match condition {
+            Condition::Always => true,
+            Condition::Nx => current.is_none(),
+            Condition::Xx => current.is_some(),
+            Condition::Gt => current.is_some_and(|c| deadline > c),
+            Condition::Lt => current.is_none_or(|c| deadline < c),
+        };
+        if !allowed {
+            return Ok(Frame::Integer(0));
+        }
+        let left = ms_until(ht, deadline);
+        if left <= 0 {
+            batch.set_encoded_path(dk, Value::tombstone())?;
+        } else {
+            batch.expire_encoded(dk, Some(Ttl(left)))?;
+        }
+        Ok(Frame::Integer(1))
+    })
+}
+
+fn expire<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    expire_generic(ctx, 1000, false)
+}
+
+fn pexpire<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    expire_generic(ctx, 1, false)
+}
+
+fn expireat<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    expire_generic(ctx, 1000, true)
+}
+
+fn pexpireat<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    expire_generic(ctx, 1, true)
+}
+
+/// Milliseconds left, -1 without TTL, -2 without key.
+fn ttl_ms<E: Engine>(ctx: &Ctx<'_, E>) -> CmdResult<i64> {
+    let ht = ctx.read_time();
+    let Some(info) = ctx.store().key_info(&ctx.key(1), ht)? else {
+        return Ok(-2);
+    };
+    Ok(match info.expires_at {
+        None => -1,
+        Some(at) => (at.saturating_sub(ht.physical_micros()) / 1000) as i64,
+    })
+}
+
+fn ttl<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ms = ttl_ms(ctx)?;
+    Ok(Frame::Integer(if ms < 0 { ms } else { (ms + 500) / 1000 }))
+}
+
+fn pttl<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Integer(ttl_ms(ctx)?))
+}
+
+fn persist<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    ctx.store()
+        .write(|batch, ht| match ctx.store().key_info(&dk, ht)? {
+            Some(info) if info.expires_at.is_some() => {
+                batch.expire_encoded(dk, None)?;
+                Ok(Frame::Integer(1))
+            }
+            _ => Ok(Frame::Integer(0)),
+        })
+}
+
+fn rename<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let (src, dst) = (ctx.key(1), ctx.key(2));
+    ctx.store().write(|batch, ht| {
+        let Some(info) = ctx.store().key_info(&src, ht)? else {
+            return Err(CmdError::err("no such key"));
+        };
+        if src == dst {
+            return Ok(ok());
+        }
+        let doc = ctx
+            .store()
+            .document(&src, ht)?
+            .ok_or_else(|| CmdError::err("no such key"))?;
+        copy_document(batch, &dst, &doc, &info, ht)?;
+        batch.set_encoded_path(src.clone(), Value::tombstone())?;
+        ctx.store().forget_list_bounds(&src);
+        ctx.store().forget_list_bounds(&dst);
+        Ok(ok())
+    })
+}
+
+/// Writes `doc` (the live document of `info`) at `dst`, replacing what is there, with the
+/// TTL it has left.
+fn copy_document<E: Engine>(
+    batch: &mut docdb::DocWriteBatch<'_, E>,
+    dst: &[u8],
+    doc: &SubDocument,
+    info: &KeyInfo,
+    ht: HybridTime,
+) -> CmdResult<()> {
+    let ttl = info.remaining_ttl(ht);
+    match doc {
+        SubDocument::Primitive(_) => {
+            batch.set_encoded_path(dst.to_vec(), string_value(info.string_value(), ttl))?;
+        }
+        SubDocument::Object { .. } => {
+            write_tree(batch, dst, doc)?;
+            if ttl.is_some() {
+                batch.expire_encoded(dst.to_vec(), ttl)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_tree<E: Engine>(
+    batch: &mut docdb::DocWriteBatch<'_, E>,
+    path: &[u8],
+    doc: &SubDocument,
+) -> CmdResult<()> {
+    match doc {
+        SubDocument::Primitive(value) => {
+            batch.set_encoded_path(path.to_vec(), Value::new(value.clone()))?;
+        }
+        SubDocument::Object { kind, children } => {
+            batch.set_encoded_path(path.to_vec(), Value::new(kind.marker()))?;
+            for (encoded, (_, child)) in children {
+                write_tree(batch, &[path, encoded.as_slice()].concat(), child)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn keys<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let pattern = ctx.arg(1).to_vec();
+    let mut names = Vec::new();
+    ctx.store()
+        .scan_keys(ctx.db(), None, ctx.read_time(), |_, name, _| {
+            if glob::matches(&pattern, &name) {
+                names.push(name);
+            }
+            true
+        })?;
+    Ok(bulk_array(names))
+}
+
+/// SCAN cursors are hash slots: a call returns whole slots until COUNT keys are found, and
+/// the cursor is the next slot to visit (0 when done). Stateless, so it survives restarts,
+/// and every key present throughout is returned.
+fn scan<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let cursor = std::str::from_utf8(ctx.arg(1))
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| CmdError::err("invalid cursor"))?;
+    let opts = ScanArgs::parse(&ctx.args[2..])?;
+    if cursor >= u64::from(dockv::hash::REDIS_CLUSTER_SLOTS) {
+        return Ok(scan_reply(0, Vec::new()));
+    }
+    let slot = cursor as u16;
+    let (lower, _) = store::Store::<E>::db_bounds(ctx.db());
+    let mut start = lower;
+    if ctx.db() == 0 {
+        start.truncate(0);
+    }
+    start.push(KeyEntryType::UInt16Hash.as_u8());
+    start.extend_from_slice(&slot.to_be_bytes());
+    let mut names = Vec::new();
+    let mut found = 0;
+    let mut next = 0u64;
+    ctx.store().scan_keys(
+        ctx.db(),
+        Some(&start),
+        ctx.read_time(),
+        |doc_key, name, info| {
+            let key_slot = slot_of(doc_key, ctx.db());
+            if found >= opts.count && u64::from(key_slot) != next.saturating_sub(1) {
+                next = u64::from(key_slot);
+                return false;
+            }
+            next = u64::from(key_slot) + 1;
+            found += 1;
+            if opts.accepts(&name, info) {
+                names.push(name);
+            }
+            true
+        },
+    )?;
+    // Ran off the end: done. Otherwise `next` is the first slot not visited.
+    let finished = found < opts.count || next >= u64::from(dockv::hash::REDIS_CLUSTER_SLOTS);
+    Ok(scan_reply(if finished { 0 } else { next }, names))
+}
+
+fn slot_of(doc_key: &[u8], db: DbId) -> u16 {
+    let at = if db == 0 { 1 } else { 6 };
+    doc_key
+        .get(at..at + 2)
+        .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
+}
+
+/// `[cursor, [items...]]`.
+pub(super) fn scan_reply(cursor: u64, items: Vec<Vec<u8>>) -> Frame {
+    Frame::Array(vec![
+        Frame::Bulk(cursor.to_string().into_bytes()),
+        bulk_array(items),
+    ])
+}
+
+/// SCAN's MATCH, COUNT and TYPE.
+pub(super) struct ScanArgs {
+    pattern: Option<Vec<u8>>,
+    /// How many keys to look at before stopping.
+    pub count: usize,
+    kind: Option<Vec<u8>>,
+}
+
+impl ScanArgs {
+    /// Parses the options after the cursor.
+    pub fn parse(args: &[Vec<u8>]) -> CmdResult<Self> {
+        let mut out = ScanArgs {
+            pattern: None,
+            count: 10,
+            kind: None,
+        };
+        let mut i = 0;
+        while i < args.len() {
+            let value = args.get(i + 1).ok_or(CmdError::Syntax)?;
+            if is(&args[i], "match") {
+                out.pattern = Some(value.clone());
+            } else if is(&args[i], "count") {
+                let n = int_arg(value)?;
+                if n < 1 {
+                    return Err(CmdError::Syntax);
+                }
+                out.count = n as usize;
+            } else if is(&args[i], "type") {
+                out.kind = Some(value.to_ascii_lowercase());
+            } else {
+                return Err(CmdError::Syntax);
+            }
+            i += 2;
+        }
+        Ok(out)
+    }
+
+    /// Whether an element name passes MATCH.
+    pub fn matches(&self, name: &[u8]) -> bool {
+        self.pattern.as_ref().is_none_or(|p| glob::matches(p, name))
+    }
+
+    fn accepts(&self, name: &[u8], info: &KeyInfo) -> bool {
+        self.matches(name)
+            && self
+                .kind
+                .as_ref()
+                .is_none_or(|k| k.as_slice() == info.kind.name().as_bytes())
+    }
+}
+
+fn dbsize<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let mut count = 0;
+    ctx.store()
+        .scan_keys(ctx.db(), None, ctx.read_time(), |_, _, _| {
+            count += 1;
+            true
+        })?;
+    Ok(Frame::Integer(count))
+}
+
+fn check_flush_args<E: Engine>(ctx: &Ctx<'_, E>) -> CmdResult<()> {
+    match ctx.args.len() {
+        1 => Ok(()),
+        2 if is(ctx.arg(1), "sync") || is(ctx.arg(1), "async") => Ok(()),
+        _ => Err(CmdError::Syntax),
+    }
+}
+
+fn flushdb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    check_flush_args(ctx)?;
+    ctx.store().flush_db(ctx.db())?;
+    Ok(ok())
+}
+
+fn flushall<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    check_flush_args(ctx)?;
+    for db in ctx.store().db_ids() {
+        ctx.store().flush_db(db)?;
+    }
+    Ok(ok())
+}
+
+fn select<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    let Some(id) = ctx.store().db_id(&name) else {
+        return Err(if name.parse::<i64>().is_ok() {
+            CmdError::err("DB index is out of range")
+        } else {
+            CmdError::err(format!("no database named '{name}' (CREATEDB makes one)"))
+        });
+    };
+    ctx.session.db = id;
+    ctx.session.db_name = name;
+    Ok(ok())
+}
+
+fn createdb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let name = db_name_arg(ctx.arg(1))?;
+    if !ctx.store().create_db(&name)? {
+        return Err(CmdError::err(format!("database '{name}' already exists")));
+    }
+    Ok(ok())
+}
+
+fn deletedb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let name = db_name_arg(ctx.arg(1))?;
+    if ctx
+        .store()
+        .db_id(&name)
+        .is_some_and(|id| id < store::NUMBERED_DBS)
+    {
+        return Err(CmdError::err(format!(
+            "database '{name}' is built in; FLUSHDB empties it"
+        )));
+    }
+    if !ctx.store().delete_db(&name)? {
+        return Err(CmdError::err(format!("no database named '{name}'")));
+    }
+    Ok(ok())
+}
+
+fn db_name_arg(arg: &[u8]) -> CmdResult<String> {
+    let name = std::str::from_utf8(arg).map_err(|_| CmdError::err("invalid database name"))?;
+    let valid = !name.is_empty()
+        && name.len() <= 128
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !valid {
+        return Err(CmdError::err(
+            "invalid database name (letters, digits, '_' and '-', at most 128)",
+        ));
+    }
+    Ok(name.to_string())
+}
+
+fn listdb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(bulk_array(
+        ctx.store().db_names().into_iter().map(String::into_bytes),
+    ))
+}

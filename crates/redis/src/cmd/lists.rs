@@ -1,0 +1,322 @@
+//! Lists: a `)` root, elements keyed by array indexes from DocDB's monotonic counter
+//! (prepends negative, appends positive), and the length in a `%` counter subkey.
+//!
+//! Pops leave tombstones at the list's ends. So that the next pop does not walk over them,
+//! the store remembers, per list, index bounds no live element lies outside of.
+
+use docdb::reader::ChildRange;
+use docdb::{DocWriteBatch, SubDocument};
+use dockv::value::{PrimitiveValue, Value};
+use dockv::{HybridTime, KeyEntryType, KeyEntryValue};
+use engine::Engine;
+
+use super::hashes::{ensure_root, leaf_bytes};
+use super::strings::normalize_range;
+use super::zsets::write_count;
+use super::{Ctx, READONLY, Spec, WRITE, bulk_array, ok, spec};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::number::int_arg;
+use crate::store::{self, RedisType, Store};
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("lpush", -3, WRITE, 1, lpush),
+        spec("rpush", -3, WRITE, 1, rpush),
+        spec("lpop", -2, WRITE, 1, lpop),
+        spec("rpop", -2, WRITE, 1, rpop),
+        spec("llen", 2, READONLY, 1, llen),
+        spec("lrange", 4, READONLY, 1, lrange),
+        spec("lindex", 3, READONLY, 1, lindex),
+        spec("lset", 4, WRITE, 1, lset),
+        spec("lrem", 4, WRITE, 1, lrem),
+    ]
+}
+
+fn length<E: Engine>(store: &Store<E>, dk: &[u8], ht: HybridTime) -> CmdResult<i64> {
+    let path = store::path(dk, &[KeyEntryValue::Counter]);
+    Ok(match store.child_record(&path, ht)? {
+        Some(record) => match record.payload {
+            PrimitiveValue::Int64(n) => n,
+            _ => return Err(CmdError::err("corrupt list length")),
+        },
+        None => 0,
+    })
+}
+
+fn push<E: Engine>(ctx: &mut Ctx<'_, E>, front: bool) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    let mut values: Vec<PrimitiveValue> = ctx.args[2..]
+        .iter()
+        .map(|v| PrimitiveValue::String(v.clone()))
+        .collect();
+    if front {
+        // LPUSH a b c makes c b a: a block prepend keeps the order it is given.
+        values.reverse();
+    }
+    store.write(|batch, ht| {
+        let info = store.typed(&dk, RedisType::List, ht)?;
+        let len = match &info {
+            Some(_) => length(store, &dk, ht)?,
+            None => 0,
+        };
+        ensure_root(batch, &dk, &info, RedisType::List)?;
+        let (low, high) = batch.push_list(&dk, &values, None, front)?;
+        let new_len = len + values.len() as i64;
+        write_count(batch, &dk, new_len)?;
+        if info.is_none() {
+            store.set_list_bounds(&dk, low, high);
+        } else {
+            store.widen_list_bounds(&dk, low, high);
+        }
+        Ok(Frame::Integer(new_len))
+    })
+}
+
+fn lpush<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    push(ctx, true)
+}
+
+fn rpush<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    push(ctx, false)
+}
+
+/// The element range between index bounds (inclusive), as child subkey bounds.
+fn element_range(low: i64, high: i64, reverse: bool, limit: Option<usize>) -> ChildRange {
+    let lower = if low == i64::MIN {
+        vec![KeyEntryType::ArrayIndex.as_u8()]
+    } else {
+        KeyEntryValue::ArrayIndex(low).encoded()
+    };
+    let upper = if high == i64::MAX {
+        vec![KeyEntryType::ArrayIndex.as_u8() + 1]
+    } else {
+        let mut upper = KeyEntryValue::ArrayIndex(high).encoded();
+        upper.push(0xFF);
+        upper
+    };
+    ChildRange {
+        lower: Some(lower),
+        upper: Some(upper),
+        reverse,
+        limit,
+    }
+}
+
+/// Up to `limit` elements from the front (or back), with their indexes. Uses the store's
+/// bounds unless reading the past (DOCDB.ASOF).
+fn elements<E: Engine>(
+    store: &Store<E>,
+    dk: &[u8],
+    from_back: bool,
+    limit: Option<usize>,
+    ht: HybridTime,
+    use_bounds: bool,
+) -> CmdResult<Vec<(i64, SubDocument)>> {
+    let (low, high) = if use_bounds {
+        store.list_bounds(dk)
+    } else {
+        (i64::MIN, i64::MAX)
+    };
+    let range = element_range(low, high, from_back, limit);
+    Ok(store
+        .children(dk, &range, ht)?
+        .into_iter()
+        .filter_map(|(key, doc)| match key {
+            KeyEntryValue::ArrayIndex(i) => Some((i, doc)),
+            _ => None,
+        })
+        .collect())
+}
+
+fn pop<E: Engine>(ctx: &mut Ctx<'_, E>, from_back: bool) -> CmdResult<Frame> {
+    if ctx.args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    let count = match ctx.args.get(2) {
+        Some(arg) => {
+            let n = int_arg(arg)
+                .map_err(|_| CmdError::err("value is out of range, must be positive"))?;
+            if n < 0 {
+                return Err(CmdError::err("value is out of range, must be positive"));
+            }
+            Some(n as usize)
+        }
+        None => None,
+    };
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::List, ht)?.is_none() {
+            return Ok(match count {
+                Some(_) => Frame::NullArray,
+                None => Frame::Null,
+            });
+        }
+        let wanted = count.unwrap_or(1);
+        if wanted == 0 {
+            return Ok(Frame::Array(Vec::new()));
+        }
+        let popped = elements(store, &dk, from_back, Some(wanted), ht, true)?;
+        let left = length(store, &dk, ht)? - popped.len() as i64;
+        remove_elements(batch, &dk, popped.iter().map(|(i, _)| *i))?;
+        write_count(batch, &dk, left)?;
+        if let Some((last, _)) = popped.last() {
+            let (low, high) = store.list_bounds(&dk);
+            if from_back {
+                store.set_list_bounds(&dk, low, last.saturating_sub(1));
+            } else {
+                store.set_list_bounds(&dk, last.saturating_add(1), high);
+            }
+        }
+        let values: Vec<Vec<u8>> = popped.iter().map(|(_, doc)| leaf_bytes(doc)).collect();
+        Ok(match count {
+            Some(_) => bulk_array(values),
+            None => values.into_iter().next().map_or(Frame::Null, Frame::Bulk),
+        })
+    })
+}
+
+fn remove_elements<E: Engine>(
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    indexes: impl Iterator<Item = i64>,
+) -> CmdResult<()> {
+    for index in indexes {
+        let path = store::path(dk, &[KeyEntryValue::ArrayIndex(index)]);
+        batch.set_encoded_path(path, Value::tombstone())?;
+    }
+    Ok(())
+}
+
+fn lpop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    pop(ctx, false)
+}
+
+fn rpop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    pop(ctx, true)
+}
+
+fn llen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::List, ht)?.is_none() {
+        return Ok(Frame::Integer(0));
+    }
+    Ok(Frame::Integer(length(ctx.store(), &dk, ht)?))
+}
+
+/// Elements at positions `from..=to` (0-based, within the length `len`), read from the
+/// nearer end.
+fn slice<E: Engine>(
+    ctx: &Ctx<'_, E>,
+    dk: &[u8],
+    from: usize,
+    to: usize,
+    len: usize,
+    ht: HybridTime,
+) -> CmdResult<Vec<(i64, SubDocument)>> {
+    let use_bounds = ctx.as_of.is_none();
+    if to + 1 <= len - from {
+        let all = elements(ctx.store(), dk, false, Some(to + 1), ht, use_bounds)?;
+        Ok(all.into_iter().skip(from).collect())
+    } else {
+        let mut all = elements(ctx.store(), dk, true, Some(len - from), ht, use_bounds)?;
+        all.reverse();
+        Ok(all.into_iter().take(to + 1 - from).collect())
+    }
+}
+
+fn lrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::List, ht)?.is_none() {
+        return Ok(Frame::Array(Vec::new()));
+    }
+    let len = length(ctx.store(), &dk, ht)?;
+    let Some((from, to)) = normalize_range(start, stop, len) else {
+        return Ok(Frame::Array(Vec::new()));
+    };
+    let items = slice(ctx, &dk, from, to, len as usize, ht)?;
+    Ok(bulk_array(items.iter().map(|(_, doc)| leaf_bytes(doc))))
+}
+
+/// The 0-based position of Redis index `index` (negative from the end) in a list of `len`.
+fn position(index: i64, len: i64) -> Option<usize> {
+    let pos = if index < 0 { len + index } else { index };
+    (0..len).contains(&pos).then_some(pos as usize)
+}
+
+fn lindex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let index = int_arg(ctx.arg(2))?;
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::List, ht)?.is_none() {
+        return Ok(Frame::Null);
+    }
+    let len = length(ctx.store(), &dk, ht)?;
+    let Some(pos) = position(index, len) else {
+        return Ok(Frame::Null);
+    };
+    let items = slice(ctx, &dk, pos, pos, len as usize, ht)?;
+    Ok(items
+        .first()
+        .map_or(Frame::Null, |(_, doc)| Frame::Bulk(leaf_bytes(doc))))
+}
+
+fn lset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let index = int_arg(ctx.arg(2))?;
+    let dk = ctx.key(1);
+    let value = ctx.arg(3).to_vec();
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::List, ht)?.is_none() {
+            return Err(CmdError::err("no such key"));
+        }
+        let len = length(store, &dk, ht)?;
+        let pos = position(index, len).ok_or_else(|| CmdError::err("index out of range"))?;
+        let all = elements(store, &dk, false, Some(pos + 1), ht, true)?;
+        let (target, _) = all
+            .get(pos)
+            .ok_or_else(|| CmdError::err("index out of range"))?;
+        let path = store::path(&dk, &[KeyEntryValue::ArrayIndex(*target)]);
+        batch.set_encoded_path(path, Value::new(PrimitiveValue::String(value)))?;
+        Ok(ok())
+    })
+}
+
+fn lrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let count = int_arg(ctx.arg(2))?;
+    let dk = ctx.key(1);
+    let needle = ctx.arg(3).to_vec();
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::List, ht)?.is_none() {
+            return Ok(Frame::Integer(0));
+        }
+        let mut all = elements(store, &dk, false, None, ht, true)?;
+        if count < 0 {
+            all.reverse();
+        }
+        let limit = if count == 0 {
+            usize::MAX
+        } else {
+            count.unsigned_abs() as usize
+        };
+        let doomed: Vec<i64> = all
+            .iter()
+            .filter(|(_, doc)| leaf_bytes(doc) == needle)
+            .take(limit)
+            .map(|(i, _)| *i)
+            .collect();
+        if doomed.is_empty() {
+            return Ok(Frame::Integer(0));
+        }
+        let left = length(store, &dk, ht)? - doomed.len() as i64;
+        remove_elements(batch, &dk, doomed.iter().copied())?;
+        write_count(batch, &dk, left)?;
+        Ok(Frame::Integer(doomed.len() as i64))
+    })
+}

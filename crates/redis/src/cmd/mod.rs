@@ -1,0 +1,317 @@
+//! Commands: the table of every command (name, arity, flags, handler), and dispatch of one
+//! request's arguments to its handler (STYLE.md's frame → command → execute → reply).
+
+mod hashes;
+mod keys;
+mod lists;
+mod server;
+mod sets;
+mod strings;
+mod timeseries;
+mod zsets;
+
+use std::collections::HashMap;
+
+use dockv::HybridTime;
+use engine::Engine;
+
+use crate::core::Core;
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::session::Session;
+use crate::store::{DbId, Store};
+
+/// A command writes.
+pub const WRITE: u8 = 1;
+/// A command only reads keys (DOCDB.ASOF may run it).
+pub const READONLY: u8 = 2;
+/// A command runs before AUTH.
+pub const NO_AUTH: u8 = 4;
+/// A command runs in subscribed mode.
+pub const PUBSUB: u8 = 8;
+/// A command is administrative or connection-level (not a key command).
+pub const ADMIN: u8 = 16;
+
+/// A command handler.
+pub type Handler<E> = fn(&mut Ctx<'_, E>) -> CmdResult<Frame>;
+
+/// One command of the table.
+pub struct Spec<E: Engine> {
+    /// Lower-case name.
+    pub name: &'static str,
+    /// Redis arity: `n` exactly n arguments (name included), `-n` at least n.
+    pub arity: i32,
+    /// [`WRITE`], [`READONLY`], ...
+    pub flags: u8,
+    /// Index of the first key argument (0: none), for COMMAND's reply.
+    pub first_key: i32,
+    /// The handler.
+    pub run: Handler<E>,
+}
+
+impl<E: Engine> Spec<E> {
+    fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i32;
+        if self.arity >= 0 {
+            argc == self.arity
+        } else {
+            argc >= -self.arity
+        }
+    }
+
+    /// The flags as COMMAND lists them.
+    pub fn flag_names(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.flags & WRITE != 0 {
+            names.push("write");
+        }
+        if self.flags & READONLY != 0 {
+            names.push("readonly");
+        }
+        if self.flags & ADMIN != 0 {
+            names.push("admin");
+        }
+        if self.flags & PUBSUB != 0 {
+            names.push("pubsub");
+        }
+        if self.flags & NO_AUTH != 0 {
+            names.push("no_auth");
+        }
+        names
+    }
+}
+
+/// The command table, by lower-case name.
+pub struct Table<E: Engine> {
+    by_name: HashMap<&'static str, Spec<E>>,
+}
+
+impl<E: Engine> Table<E> {
+    /// Every command.
+    pub fn new() -> Self {
+        let mut by_name = HashMap::new();
+        for spec in strings::specs()
+            .into_iter()
+            .chain(keys::specs())
+            .chain(hashes::specs())
+            .chain(sets::specs())
+            .chain(zsets::specs())
+            .chain(lists::specs())
+            .chain(timeseries::specs())
+            .chain(server::specs())
+        {
+            by_name.insert(spec.name, spec);
+        }
+        Table { by_name }
+    }
+
+    /// The command called `name` (any case).
+    pub fn get(&self, name: &[u8]) -> Option<&Spec<E>> {
+        let mut lower = [0u8; 32];
+        if name.len() > lower.len() {
+            return None;
+        }
+        let lower = &mut lower[..name.len()];
+        lower.copy_from_slice(name);
+        lower.make_ascii_lowercase();
+        self.by_name.get(std::str::from_utf8(lower).ok()?)
+    }
+
+    /// Every command, in no particular order.
+    pub fn all(&self) -> impl Iterator<Item = &Spec<E>> {
+        self.by_name.values()
+    }
+
+    /// How many commands there are.
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    /// Never: the table always has commands.
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
+    }
+}
+
+impl<E: Engine> Default for Table<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a handler works with: the server, the connection, and the request.
+pub struct Ctx<'a, E: Engine> {
+    /// Server-wide state.
+    pub core: &'a Core<E>,
+    /// The connection.
+    pub session: &'a mut Session,
+    /// The request: command name, then arguments.
+    pub args: &'a [Vec<u8>],
+    /// Replies to send before the handler's own (SUBSCRIBE's per-channel replies).
+    pub early: Vec<Frame>,
+    /// DOCDB.ASOF's read time.
+    pub as_of: Option<HybridTime>,
+}
+
+impl<'a, E: Engine> Ctx<'a, E> {
+    /// The store.
+    pub fn store(&self) -> &'a Store<E> {
+        &self.core.store
+    }
+
+    /// Argument `i` (0 is the command name).
+    pub fn arg(&self, i: usize) -> &'a [u8] {
+        &self.args[i]
+    }
+
+    /// The encoded DocKey of argument `i` in the selected database.
+    pub fn key(&self, i: usize) -> Vec<u8> {
+        self.core.store.doc_key(self.db(), &self.args[i])
+    }
+
+    /// The selected database.
+    pub fn db(&self) -> DbId {
+        self.session.db
+    }
+
+    /// The time reads see: DOCDB.ASOF's, or now.
+    pub fn read_time(&self) -> HybridTime {
+        self.as_of.unwrap_or_else(|| self.core.store.read_time())
+    }
+
+    /// The command's lower-case name.
+    pub fn name(&self) -> String {
+        String::from_utf8_lossy(&self.args[0]).to_lowercase()
+    }
+}
+
+/// Runs one request and returns its reply (errors included). `out` receives replies sent
+/// before it (SUBSCRIBE's).
+pub fn execute<E: Engine>(core: &Core<E>, session: &mut Session, args: &[Vec<u8>]) -> Vec<Frame> {
+    let mut ctx = Ctx {
+        core,
+        session,
+        args,
+        early: Vec::new(),
+        as_of: None,
+    };
+    let reply = dispatch(&mut ctx).unwrap_or_else(|e| e.to_frame());
+    let mut replies = std::mem::take(&mut ctx.early);
+    replies.push(reply);
+    replies
+}
+
+fn dispatch<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let Some(spec) = ctx.core.table.get(&ctx.args[0]) else {
+        return Err(unknown_command(ctx.args));
+    };
+    if ctx.session.needs_auth(&ctx.core.config()) && spec.flags & NO_AUTH == 0 {
+        return Err(CmdError::Err("NOAUTH Authentication required.".into()));
+    }
+    if !spec.arity_ok(ctx.args.len()) {
+        return Err(wrong_arity(spec.name));
+    }
+    if ctx.session.subscribed() && spec.flags & PUBSUB == 0 {
+        return Err(CmdError::err(format!(
+            "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
+             are allowed in this context",
+            spec.name
+        )));
+    }
+    ctx.core.monitor(ctx.session, ctx.args);
+    let started = std::time::Instant::now();
+    let result = (spec.run)(ctx);
+    ctx.core
+        .metrics
+        .record(spec.name, started.elapsed(), result.is_err());
+    result
+}
+
+/// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, as Redis 7.0 words it.
+pub fn unknown_command(args: &[Vec<u8>]) -> CmdError {
+    let mut text = format!(
+        "ERR unknown command '{}', with args beginning with: ",
+        quote_arg(&args[0])
+    );
+    for arg in &args[1..] {
+        text.push('\'');
+        text.push_str(&quote_arg(arg));
+        text.push_str("' ");
+    }
+    CmdError::Err(text)
+}
+
+/// An argument as Redis echoes it in errors (at most 128 bytes, lossy UTF-8).
+fn quote_arg(arg: &[u8]) -> String {
+    String::from_utf8_lossy(&arg[..arg.len().min(128)]).into_owned()
+}
+
+/// `ERR wrong number of arguments for 'x' command`.
+pub fn wrong_arity(name: &str) -> CmdError {
+    CmdError::err(format!("wrong number of arguments for '{name}' command"))
+}
+
+/// Runs the read-only command in `args` as of `ht` (DOCDB.ASOF).
+pub fn execute_as_of<E: Engine>(
+    ctx: &mut Ctx<'_, E>,
+    ht: HybridTime,
+    args: &[Vec<u8>],
+) -> CmdResult<Frame> {
+    let Some(spec) = ctx.core.table.get(&args[0]) else {
+        return Err(unknown_command(args));
+    };
+    if spec.flags & READONLY == 0 {
+        return Err(CmdError::err(format!(
+            "DOCDB.ASOF runs read-only commands only, not '{}'",
+            spec.name
+        )));
+    }
+    if !spec.arity_ok(args.len()) {
+        return Err(wrong_arity(spec.name));
+    }
+    let mut inner = Ctx {
+        core: ctx.core,
+        session: &mut *ctx.session,
+        args,
+        early: Vec::new(),
+        as_of: Some(ht),
+    };
+    (spec.run)(&mut inner)
+}
+
+/// Builds a [`Spec`].
+pub fn spec<E: Engine>(
+    name: &'static str,
+    arity: i32,
+    flags: u8,
+    first_key: i32,
+    run: Handler<E>,
+) -> Spec<E> {
+    Spec {
+        name,
+        arity,
+        flags,
+        first_key,
+        run,
+    }
+}
+
+/// Bulk replies for optional values.
+pub fn bulk_or_null(value: Option<Vec<u8>>) -> Frame {
+    value.map_or(Frame::Null, Frame::Bulk)
+}
+
+/// `+OK`.
+pub fn ok() -> Frame {
+    Frame::Simple("OK".into())
+}
+
+/// An array of bulk strings.
+pub fn bulk_array(items: impl IntoIterator<Item = Vec<u8>>) -> Frame {
+    Frame::Array(items.into_iter().map(Frame::Bulk).collect())
+}
+
+/// Whether `arg` equals `word` ignoring ASCII case.
+pub fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}

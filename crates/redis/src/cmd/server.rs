@@ -1,0 +1,594 @@
+//! Connection and server commands: PING, AUTH, HELLO, COMMAND, INFO, CLIENT, CONFIG, pub/sub,
+//! MONITOR, and DOCDB.ASOF.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use dockv::HybridTime;
+use dockv::hybrid_time::LOGICAL_BITS;
+use engine::Engine;
+
+use super::{
+    ADMIN, Ctx, NO_AUTH, PUBSUB, READONLY, Spec, bulk_array, bulk_or_null, execute_as_of, is, ok,
+    spec,
+};
+use crate::core::{Fsync, RuntimeConfig};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::glob;
+use crate::number::int_arg;
+
+/// The Redis version reported to clients (the command set and replies follow 7.0).
+pub const REDIS_VERSION: &str = "7.0.0";
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("ping", -1, PUBSUB, 0, ping),
+        spec("echo", 2, 0, 0, echo),
+        spec("quit", -1, NO_AUTH | PUBSUB, 0, quit),
+        spec("auth", -2, NO_AUTH, 0, auth),
+        spec("hello", -1, NO_AUTH, 0, hello),
+        spec("command", -1, 0, 0, command),
+        spec("info", -1, 0, 0, info),
+        spec("client", -2, 0, 0, client),
+        spec("config", -2, ADMIN, 0, config),
+        spec("role", 1, 0, 0, role),
+        spec("monitor", 1, ADMIN, 0, monitor),
+        spec("publish", 3, PUBSUB, 0, publish),
+        spec("subscribe", -2, PUBSUB, 0, subscribe),
+        spec("unsubscribe", -1, PUBSUB, 0, unsubscribe),
+        spec("psubscribe", -2, PUBSUB, 0, psubscribe),
+        spec("punsubscribe", -1, PUBSUB, 0, punsubscribe),
+        spec("pubsub", -2, 0, 0, pubsub),
+        spec("docdb.asof", -3, READONLY, 2, asof),
+    ]
+}
+
+fn ping<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    if ctx.args.len() > 2 {
+        return Err(super::wrong_arity("ping"));
+    }
+    let message = ctx.args.get(1).cloned();
+    if ctx.session.subscribed() {
+        return Ok(bulk_array([b"pong".to_vec(), message.unwrap_or_default()]));
+    }
+    Ok(message.map_or_else(|| Frame::Simple("PONG".into()), Frame::Bulk))
+}
+
+fn echo<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Bulk(ctx.arg(1).to_vec()))
+}
+
+fn quit<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    ctx.session.quit = true;
+    Ok(ok())
+}
+
+/// Checks a password (and user name, which must be `default`) against `requirepass`.
+fn check_password<E: Engine>(
+    ctx: &mut Ctx<'_, E>,
+    user: Option<&[u8]>,
+    pass: &[u8],
+) -> CmdResult<()> {
+    let config = ctx.core.config();
+    let Some(expected) = &config.requirepass else {
+        return Err(CmdError::err(
+            "AUTH <password> called without any password configured for the default user. \
+             Are you sure your configuration is correct?",
+        ));
+    };
+    let user_ok = user.is_none_or(|u| u == b"default");
+    if user_ok && constant_time_eq(pass, expected.as_bytes()) {
+        drop(config);
+        ctx.session.authenticated = true;
+        Ok(())
+    } else {
+        Err(CmdError::Err(
+            "WRONGPASS invalid username-password pair or user is disabled.".into(),
+        ))
+    }
+}
+
+/// Compares without an early exit, so timing does not reveal the matching prefix.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn auth<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    match ctx.args.len() {
+        2 => check_password(ctx, None, &ctx.args[1].clone())?,
+        3 => {
+            let (user, pass) = (ctx.args[1].clone(), ctx.args[2].clone());
+            check_password(ctx, Some(&user), &pass)?
+        }
+        _ => return Err(CmdError::Syntax),
+    }
+    Ok(ok())
+}
+
+fn hello<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let args = ctx.args;
+    if let Some(version) = args.get(1) {
+        match int_arg(version) {
+            Ok(2) => {}
+            Ok(_) => {
+                return Err(CmdError::Err("NOPROTO unsupported protocol version".into()));
+            }
+            Err(_) => {
+                return Err(CmdError::err(
+                    "Protocol version is not an integer or out of range",
+                ));
+            }
+        }
+    }
+    let mut i = 2;
+    while i < args.len() {
+        if is(&args[i], "auth") && i + 2 < args.len() {
+            check_password(ctx, Some(&args[i + 1]), &args[i + 2])?;
+            i += 3;
+        } else if is(&args[i], "setname") && i + 1 < args.len() {
+            set_name(ctx, &args[i + 1])?;
+            i += 2;
+        } else {
+            return Err(CmdError::err(format!(
+                "Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(&args[i])
+            )));
+        }
+    }
+    if ctx.session.needs_auth(&ctx.core.config()) {
+        return Err(CmdError::Err(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
+             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
+             select the RESP protocol version at the same time"
+                .into(),
+        ));
+    }
+    Ok(Frame::Array(vec![
+        Frame::Bulk(b"server".to_vec()),
+        Frame::Bulk(b"redis".to_vec()),
+        Frame::Bulk(b"version".to_vec()),
+        Frame::Bulk(REDIS_VERSION.as_bytes().to_vec()),
+        Frame::Bulk(b"proto".to_vec()),
+        Frame::Integer(2),
+        Frame::Bulk(b"id".to_vec()),
+        Frame::Integer(ctx.session.id as i64),
+        Frame::Bulk(b"mode".to_vec()),
+        Frame::Bulk(b"standalone".to_vec()),
+        Frame::Bulk(b"role".to_vec()),
+        Frame::Bulk(b"master".to_vec()),
+        Frame::Bulk(b"modules".to_vec()),
+        Frame::Array(Vec::new()),
+    ]))
+}
+
+fn command_info<E: Engine>(spec: &Spec<E>) -> Frame {
+    let has_key = spec.first_key > 0;
+    Frame::Array(vec![
+        Frame::Bulk(spec.name.as_bytes().to_vec()),
+        Frame::Integer(i64::from(spec.arity)),
+        Frame::Array(
+            spec.flag_names()
+                .into_iter()
+                .map(|f| Frame::Simple(f.into()))
+                .collect(),
+        ),
+        Frame::Integer(i64::from(spec.first_key)),
+        Frame::Integer(if has_key {
+            i64::from(spec.first_key)
+        } else {
+            0
+        }),
+        Frame::Integer(i64::from(has_key)),
+    ])
+}
+
+fn command<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let table = &ctx.core.table;
+    let Some(sub) = ctx.args.get(1) else {
+        return Ok(Frame::Array(table.all().map(command_info).collect()));
+    };
+    if is(sub, "count") {
+        Ok(Frame::Integer(table.len() as i64))
+    } else if is(sub, "docs") {
+        Ok(Frame::Array(Vec::new()))
+    } else if is(sub, "info") {
+        Ok(Frame::Array(
+            ctx.args[2..]
+                .iter()
+                .map(|name| table.get(name).map_or(Frame::NullArray, command_info))
+                .collect(),
+        ))
+    } else if is(sub, "list") {
+        Ok(bulk_array(table.all().map(|s| s.name.as_bytes().to_vec())))
+    } else {
+        Err(unknown_subcommand(sub, "COMMAND"))
+    }
+}
+
+fn unknown_subcommand(sub: &[u8], command: &str) -> CmdError {
+    CmdError::err(format!(
+        "unknown subcommand '{}'. Try {command} HELP.",
+        String::from_utf8_lossy(sub)
+    ))
+}
+
+fn info<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let section = ctx.args.get(1).map(|s| s.to_ascii_lowercase());
+    let wants = |name: &str| {
+        section.as_deref().is_none_or(|s| {
+            s == b"all" || s == b"everything" || s == b"default" || s == name.as_bytes()
+        })
+    };
+    let core = ctx.core;
+    let config = core.config();
+    let mut out = String::new();
+    if wants("server") {
+        let port = config.listen.rsplit(':').next().unwrap_or("6379");
+        let _ = write!(
+            out,
+            "# Server\r\nredis_version:{REDIS_VERSION}\r\ndocdb_version:{}\r\nredis_mode:standalone\r\n\
+             os:{} {}\r\narch_bits:64\r\nprocess_id:{}\r\ntcp_port:{port}\r\nuptime_in_seconds:{}\r\n\
+             executable:docdb\r\n\r\n",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            std::process::id(),
+            core.started.elapsed().as_secs(),
+        );
+    }
+    if wants("clients") {
+        let _ = write!(
+            out,
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n\r\n",
+            core.clients.load(Ordering::Relaxed),
+            config.maxclients
+        );
+    }
+    if wants("memory") {
+        let rss = resident_memory().unwrap_or(0);
+        let _ = write!(
+            out,
+            "# Memory\r\nused_memory:{rss}\r\nused_memory_rss:{rss}\r\nmaxmemory:0\r\n\r\n"
+        );
+    }
+    if wants("persistence") {
+        let _ = write!(
+            out,
+            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nappendfsync:{}\r\ndata_dir:{}\r\n\r\n",
+            config.fsync.name(),
+            config.data_dir
+        );
+    }
+    if wants("stats") {
+        let m = &core.metrics;
+        let _ = write!(
+            out,
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
+             rejected_connections:{}\r\n\r\n",
+            m.connections_total.load(Ordering::Relaxed),
+            m.total_commands(),
+            m.connections_rejected.load(Ordering::Relaxed),
+        );
+    }
+    if wants("replication") {
+        out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n");
+    }
+    if section.as_deref() == Some(b"commandstats") {
+        out.push_str("# Commandstats\r\n");
+        for (name, c) in core.metrics.commands() {
+            let per_call = if c.calls == 0 {
+                0.0
+            } else {
+                c.usec as f64 / c.calls as f64
+            };
+            let _ = write!(
+                out,
+                "cmdstat_{name}:calls={},usec={},usec_per_call={per_call:.2},failed_calls={}\r\n",
+                c.calls, c.usec, c.errors
+            );
+        }
+        out.push_str("\r\n");
+    }
+    Ok(Frame::Bulk(out.into_bytes()))
+}
+
+/// This process's resident memory in bytes (Linux), for INFO and the load test.
+pub fn resident_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn set_name<E: Engine>(ctx: &mut Ctx<'_, E>, name: &[u8]) -> CmdResult<()> {
+    if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        return Err(CmdError::err(
+            "Client names cannot contain spaces, newlines or special characters.",
+        ));
+    }
+    ctx.session.name = (!name.is_empty()).then(|| name.to_vec());
+    Ok(())
+}
+
+fn client<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let sub = ctx.arg(1).to_ascii_lowercase();
+    match (sub.as_slice(), ctx.args.len()) {
+        (b"setname", 3) => {
+            let name = ctx.arg(2).to_vec();
+            set_name(ctx, &name)?;
+            Ok(ok())
+        }
+        (b"getname", 2) => Ok(bulk_or_null(ctx.session.name.clone())),
+        (b"id", 2) => Ok(Frame::Integer(ctx.session.id as i64)),
+        (b"setinfo", 4) => Ok(ok()),
+        (b"info" | b"list", _) => {
+            let s = &ctx.session;
+            let line = format!(
+                "id={} addr={} name={} db={}\n",
+                s.id,
+                s.addr,
+                String::from_utf8_lossy(s.name.as_deref().unwrap_or_default()),
+                s.db_name
+            );
+            Ok(Frame::Bulk(line.into_bytes()))
+        }
+        _ => Err(unknown_subcommand(ctx.arg(1), "CLIENT")),
+    }
+}
+
+/// `(name, value)` of every setting CONFIG GET knows.
+fn settings(config: &RuntimeConfig, history_secs: u64) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "requirepass",
+            config.requirepass.clone().unwrap_or_default(),
+        ),
+        ("maxclients", config.maxclients.to_string()),
+        ("proto-max-bulk-len", config.limits.max_bulk_len.to_string()),
+        ("appendonly", "yes".into()),
+        ("appendfsync", config.fsync.name().into()),
+        ("save", String::new()),
+        ("databases", crate::store::NUMBERED_DBS.to_string()),
+        (
+            "bind",
+            config
+                .listen
+                .rsplit_once(':')
+                .map_or("", |(h, _)| h)
+                .to_string(),
+        ),
+        (
+            "port",
+            config.listen.rsplit(':').next().unwrap_or("").to_string(),
+        ),
+        ("dir", config.data_dir.clone()),
+        ("timeout", "0".into()),
+        ("history-retention-seconds", history_secs.to_string()),
+    ]
+}
+
+fn config<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let sub = ctx.arg(1).to_ascii_lowercase();
+    match sub.as_slice() {
+        b"get" if ctx.args.len() >= 3 => {
+            let history = ctx.store().docdb().options().history_retention.as_secs();
+            let all = settings(&ctx.core.config(), history);
+            let mut out = Vec::new();
+            for (name, value) in all {
+                if ctx.args[2..]
+                    .iter()
+                    .any(|p| glob::matches(&p.to_ascii_lowercase(), name.as_bytes()))
+                {
+                    out.push(name.as_bytes().to_vec());
+                    out.push(value.into_bytes());
+                }
+            }
+            Ok(bulk_array(out))
+        }
+        b"set" if ctx.args.len() >= 4 && ctx.args.len() % 2 == 0 => {
+            for pair in ctx.args[2..].chunks(2) {
+                config_set(ctx, &pair[0], &pair[1])?;
+            }
+            Ok(ok())
+        }
+        b"resetstat" if ctx.args.len() == 2 => Ok(ok()),
+        b"get" | b"set" | b"resetstat" => Err(super::wrong_arity(&format!(
+            "config|{}",
+            String::from_utf8_lossy(&sub)
+        ))),
+        _ => Err(unknown_subcommand(ctx.arg(1), "CONFIG")),
+    }
+}
+
+fn config_set<E: Engine>(ctx: &Ctx<'_, E>, name: &[u8], value: &[u8]) -> CmdResult<()> {
+    let text = String::from_utf8_lossy(value).into_owned();
+    let name_text = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let bad = || {
+        CmdError::err(format!(
+            "CONFIG SET failed (possibly related to argument '{name_text}') - argument couldn't be parsed into an integer"
+        ))
+    };
+    match name_text.as_str() {
+        "requirepass" => ctx.core.update_config(|c| {
+            c.requirepass = (!text.is_empty()).then_some(text);
+        }),
+        "maxclients" => {
+            let n: usize = text.parse().map_err(|_| bad())?;
+            ctx.core.update_config(|c| c.maxclients = n.max(1));
+        }
+        "proto-max-bulk-len" => {
+            let n: usize = text.parse().map_err(|_| bad())?;
+            ctx.core
+                .update_config(|c| c.limits.max_bulk_len = n.max(1024 * 1024));
+        }
+        "appendfsync" => {
+            let mode = Fsync::parse(&text).ok_or_else(|| {
+                CmdError::err(format!(
+                    "CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no"
+                ))
+            })?;
+            ctx.core.update_config(|c| c.fsync = mode);
+        }
+        "history-retention-seconds" => {
+            let secs: u64 = text.parse().map_err(|_| bad())?;
+            let db = ctx.store().docdb();
+            let mut options = db.options();
+            options.history_retention = std::time::Duration::from_secs(secs);
+            db.set_options(options);
+        }
+        _ => {
+            return Err(CmdError::err(format!(
+                "Unknown option or number of arguments for CONFIG SET - '{name_text}'"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn role<E: Engine>(_ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Array(vec![
+        Frame::Bulk(b"master".to_vec()),
+        Frame::Integer(0),
+        Frame::Array(Vec::new()),
+    ]))
+}
+
+fn monitor<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    ctx.core
+        .broker
+        .add_monitor(ctx.session.id, &ctx.session.push);
+    Ok(ok())
+}
+
+fn publish<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Integer(
+        ctx.core.broker.publish(ctx.arg(1), ctx.arg(2)),
+    ))
+}
+
+fn subscription_count<E: Engine>(ctx: &Ctx<'_, E>) -> i64 {
+    (ctx.session.channels.len() + ctx.session.patterns.len()) as i64
+}
+
+fn confirm(kind: &str, name: Option<Vec<u8>>, count: i64) -> Frame {
+    Frame::Array(vec![
+        Frame::Bulk(kind.as_bytes().to_vec()),
+        bulk_or_null(name),
+        Frame::Integer(count),
+    ])
+}
+
+/// SUBSCRIBE/PSUBSCRIBE: one confirmation per name; the last is the command's reply.
+fn subscribe_generic<E: Engine>(ctx: &mut Ctx<'_, E>, pattern: bool) -> CmdResult<Frame> {
+    let kind = if pattern { "psubscribe" } else { "subscribe" };
+    let mut replies = Vec::new();
+    for name in &ctx.args[1..] {
+        ctx.core
+            .broker
+            .subscribe(ctx.session.id, name, pattern, &ctx.session.push);
+        let set = if pattern {
+            &mut ctx.session.patterns
+        } else {
+            &mut ctx.session.channels
+        };
+        set.insert(name.clone());
+        replies.push(confirm(kind, Some(name.clone()), subscription_count(ctx)));
+    }
+    finish_replies(ctx, replies)
+}
+
+fn unsubscribe_generic<E: Engine>(ctx: &mut Ctx<'_, E>, pattern: bool) -> CmdResult<Frame> {
+    let kind = if pattern {
+        "punsubscribe"
+    } else {
+        "unsubscribe"
+    };
+    let names: Vec<Vec<u8>> = if ctx.args.len() > 1 {
+        ctx.args[1..].to_vec()
+    } else if pattern {
+        ctx.session.patterns.iter().cloned().collect()
+    } else {
+        ctx.session.channels.iter().cloned().collect()
+    };
+    if names.is_empty() {
+        return Ok(confirm(kind, None, subscription_count(ctx)));
+    }
+    let mut replies = Vec::new();
+    for name in names {
+        ctx.core.broker.unsubscribe(ctx.session.id, &name, pattern);
+        let set = if pattern {
+            &mut ctx.session.patterns
+        } else {
+            &mut ctx.session.channels
+        };
+        set.remove(&name);
+        replies.push(confirm(kind, Some(name), subscription_count(ctx)));
+    }
+    finish_replies(ctx, replies)
+}
+
+/// Sends all but the last reply early and returns the last.
+fn finish_replies<E: Engine>(ctx: &mut Ctx<'_, E>, mut replies: Vec<Frame>) -> CmdResult<Frame> {
+    let last = replies.pop().unwrap_or(Frame::Null);
+    ctx.early.extend(replies);
+    Ok(last)
+}
+
+fn subscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    subscribe_generic(ctx, false)
+}
+
+fn unsubscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    unsubscribe_generic(ctx, false)
+}
+
+fn psubscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    subscribe_generic(ctx, true)
+}
+
+fn punsubscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    unsubscribe_generic(ctx, true)
+}
+
+fn pubsub<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let broker = &ctx.core.broker;
+    let sub = ctx.arg(1).to_ascii_lowercase();
+    match sub.as_slice() {
+        b"channels" if ctx.args.len() <= 3 => Ok(bulk_array(
+            broker.channels(ctx.args.get(2).map(Vec::as_slice)),
+        )),
+        b"numsub" => {
+            let mut out = Vec::new();
+            for channel in &ctx.args[2..] {
+                out.push(Frame::Bulk(channel.clone()));
+                out.push(Frame::Integer(broker.num_subscribers(channel)));
+            }
+            Ok(Frame::Array(out))
+        }
+        b"numpat" if ctx.args.len() == 2 => Ok(Frame::Integer(broker.num_patterns())),
+        _ => Err(unknown_subcommand(ctx.arg(1), "PUBSUB")),
+    }
+}
+
+/// DOCDB.ASOF <unix-µs> <read command ...>: the command as of that time.
+fn asof<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let micros = int_arg(ctx.arg(1))?;
+    let micros = u64::try_from(micros)
+        .map_err(|_| CmdError::err("DOCDB.ASOF time must be unix microseconds"))?;
+    // Every logical tick of that microsecond is included.
+    let ht = HybridTime((micros << LOGICAL_BITS) | ((1 << LOGICAL_BITS) - 1));
+    let now = ctx.store().read_time();
+    if ht > now {
+        return Err(CmdError::err("DOCDB.ASOF time is in the future"));
+    }
+    let cutoff = ctx.store().docdb().gc_policy().history_cutoff();
+    if ht < cutoff {
+        let retention = ctx.store().docdb().options().history_retention.as_secs();
+        return Err(CmdError::err(format!(
+            "DOCDB.ASOF time is older than the history retained ({retention} s)"
+        )));
+    }
+    let inner = ctx.args[2..].to_vec();
+    execute_as_of(ctx, ht, &inner)
+}

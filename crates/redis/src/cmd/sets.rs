@@ -1,0 +1,155 @@
+//! Sets: a `(` root with members as string subkeys holding null.
+
+use std::collections::HashSet;
+
+use docdb::reader::ChildRange;
+use dockv::KeyEntryValue;
+use dockv::value::{PrimitiveValue, Value};
+use engine::Engine;
+
+use super::hashes::{ensure_root, has_member, member_path, members, remove_members, scan_members};
+use super::{Ctx, READONLY, Spec, WRITE, bulk_array, spec};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::number::int_arg;
+use crate::store::RedisType;
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("sadd", -3, WRITE, 1, sadd),
+        spec("srem", -3, WRITE, 1, srem),
+        spec("smembers", 2, READONLY, 1, smembers),
+        spec("sismember", 3, READONLY, 1, sismember),
+        spec("scard", 2, READONLY, 1, scard),
+        spec("spop", -2, WRITE, 1, spop),
+        spec("sscan", -3, READONLY, 1, sscan),
+    ]
+}
+
+fn sadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    let names = &ctx.args[2..];
+    store.write(|batch, ht| {
+        let info = store.typed(&dk, RedisType::Set, ht)?;
+        ensure_root(batch, &dk, &info, RedisType::Set)?;
+        let mut added = HashSet::new();
+        for name in names {
+            if added.contains(name) {
+                continue;
+            }
+            if info.is_none() || !has_member(store, &dk, name, ht)? {
+                batch.set_encoded_path(member_path(&dk, name), Value::new(PrimitiveValue::Null))?;
+                added.insert(name.clone());
+            }
+        }
+        Ok(Frame::Integer(added.len() as i64))
+    })
+}
+
+fn srem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    let names = &ctx.args[2..];
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::Set, ht)?.is_none() {
+            return Ok(Frame::Integer(0));
+        }
+        remove_members(store, batch, &dk, names, ht).map(Frame::Integer)
+    })
+}
+
+fn smembers<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(bulk_array(
+        members(ctx, RedisType::Set)?.into_iter().map(|(n, _)| n),
+    ))
+}
+
+fn sismember<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    let found = ctx.store().typed(&dk, RedisType::Set, ht)?.is_some()
+        && has_member(ctx.store(), &dk, ctx.arg(2), ht)?;
+    Ok(Frame::Integer(i64::from(found)))
+}
+
+fn scard<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Integer(members(ctx, RedisType::Set)?.len() as i64))
+}
+
+/// SPOP: members taken from a random point of the member order (wrapping around), so that
+/// repeated pops spread over the set instead of walking past earlier pops' tombstones.
+fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    if ctx.args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    let count = match ctx.args.get(2) {
+        Some(arg) => {
+            let n = int_arg(arg)?;
+            if n < 0 {
+                return Err(CmdError::err("value is out of range, must be positive"));
+            }
+            Some(n as usize)
+        }
+        None => None,
+    };
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::Set, ht)?.is_none() {
+            return Ok(match count {
+                Some(_) => Frame::Array(Vec::new()),
+                None => Frame::Null,
+            });
+        }
+        let wanted = count.unwrap_or(1);
+        let mut start = vec![dockv::KeyEntryType::String.as_u8()];
+        start.extend_from_slice(&random_u16(ht.0).to_be_bytes());
+        let mut picked = pick(store, &dk, Some(start.clone()), None, wanted, ht)?;
+        if picked.len() < wanted {
+            let more = pick(store, &dk, None, Some(start), wanted - picked.len(), ht)?;
+            picked.extend(more);
+        }
+        remove_members(store, batch, &dk, &picked, ht)?;
+        Ok(match count {
+            Some(_) => bulk_array(picked),
+            None => picked.pop().map_or(Frame::Null, Frame::Bulk),
+        })
+    })
+}
+
+fn pick<E: Engine>(
+    store: &crate::store::Store<E>,
+    dk: &[u8],
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    limit: usize,
+    ht: dockv::HybridTime,
+) -> CmdResult<Vec<Vec<u8>>> {
+    let range = ChildRange {
+        lower,
+        upper,
+        reverse: false,
+        limit: Some(limit),
+    };
+    Ok(store
+        .children(dk, &range, ht)?
+        .into_iter()
+        .filter_map(|(key, _)| match key {
+            KeyEntryValue::String(name, _) => Some(name),
+            _ => None,
+        })
+        .collect())
+}
+
+/// A cheap pseudo-random 16-bit value from a hybrid time (splitmix64's finaliser).
+fn random_u16(seed: u64) -> u16 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u16
+}
+
+fn sscan<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    scan_members(ctx, RedisType::Set, false)
+}

@@ -1,0 +1,378 @@
+//! Strings: a primitive root value with an optional TTL.
+
+use dockv::HybridTime;
+use dockv::value::{PrimitiveValue, Ttl, Value};
+use engine::Engine;
+
+use super::{Ctx, READONLY, Spec, WRITE, bulk_or_null, is, ok, spec};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::number::{format_double, incr_by_float, int_arg, parse_i64};
+use crate::store::{KeyInfo, RedisType};
+
+/// Redis's largest string (`proto-max-bulk-len` default).
+const MAX_STRING: usize = 512 << 20;
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("get", 2, READONLY, 1, get),
+        spec("set", -3, WRITE, 1, set),
+        spec("setex", 4, WRITE, 1, setex),
+        spec("psetex", 4, WRITE, 1, psetex),
+        spec("setnx", 3, WRITE, 1, setnx),
+        spec("getset", 3, WRITE, 1, getset),
+        spec("mget", -2, READONLY, 1, mget),
+        spec("mset", -3, WRITE, 1, mset),
+        spec("append", 3, WRITE, 1, append),
+        spec("strlen", 2, READONLY, 1, strlen),
+        spec("getrange", 4, READONLY, 1, getrange),
+        spec("setrange", 4, WRITE, 1, setrange),
+        spec("incr", 2, WRITE, 1, incr),
+        spec("decr", 2, WRITE, 1, decr),
+        spec("incrby", 3, WRITE, 1, incrby),
+        spec("decrby", 3, WRITE, 1, decrby),
+        spec("incrbyfloat", 3, WRITE, 1, incrbyfloat),
+    ]
+}
+
+/// A string value with a TTL.
+pub(super) fn string_value(bytes: Vec<u8>, ttl: Option<Ttl>) -> Value {
+    Value::with_ttl(PrimitiveValue::String(bytes), ttl)
+}
+
+fn string_at<E: Engine>(ctx: &Ctx<'_, E>, i: usize, ht: HybridTime) -> CmdResult<Option<KeyInfo>> {
+    ctx.store().typed(&ctx.key(i), RedisType::String, ht)
+}
+
+fn get<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let info = string_at(ctx, 1, ctx.read_time())?;
+    Ok(bulk_or_null(info.map(|i| i.string_value())))
+}
+
+/// When a SET's value expires.
+enum Expiry {
+    /// No TTL (SET clears any).
+    None,
+    /// Relative, in milliseconds.
+    In(i64),
+    /// At a unix time in milliseconds.
+    At(i64),
+    /// Keep the key's TTL.
+    Keep,
+}
+
+struct SetOptions {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    expiry: Expiry,
+}
+
+fn parse_set_options(args: &[Vec<u8>]) -> CmdResult<SetOptions> {
+    let mut opts = SetOptions {
+        nx: false,
+        xx: false,
+        get: false,
+        expiry: Expiry::None,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        let has_expiry = !matches!(opts.expiry, Expiry::None);
+        if is(arg, "nx") && !opts.xx {
+            opts.nx = true;
+        } else if is(arg, "xx") && !opts.nx {
+            opts.xx = true;
+        } else if is(arg, "get") {
+            opts.get = true;
+        } else if is(arg, "keepttl") && !has_expiry {
+            opts.expiry = Expiry::Keep;
+        } else if ["ex", "px", "exat", "pxat"].iter().any(|w| is(arg, w))
+            && !has_expiry
+            && i + 1 < args.len()
+        {
+            let n = int_arg(&args[i + 1])?;
+            if n <= 0 {
+                return Err(CmdError::err("invalid expire time in 'set' command"));
+            }
+            let ms = if is(arg, "ex") || is(arg, "exat") {
+                n.checked_mul(1000)
+                    .ok_or_else(|| CmdError::err("invalid expire time in 'set' command"))?
+            } else {
+                n
+            };
+            opts.expiry = if is(arg, "ex") || is(arg, "px") {
+                Expiry::In(ms)
+            } else {
+                Expiry::At(ms)
+            };
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    Ok(opts)
+}
+
+/// Milliseconds from `ht` to the unix time `at_ms` (may be ≤ 0: already past).
+pub(super) fn ms_until(ht: HybridTime, at_ms: i64) -> i64 {
+    let now_ms = i64::try_from(ht.physical_micros() / 1000).unwrap_or(i64::MAX);
+    at_ms.saturating_sub(now_ms)
+}
+
+fn set<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let opts = parse_set_options(&ctx.args[3..])?;
+    let dk = ctx.key(1);
+    let value = ctx.arg(2).to_vec();
+    ctx.store().write(|batch, ht| {
+        let info = ctx.store().key_info(&dk, ht)?;
+        let old = match (&info, opts.get) {
+            (Some(info), true) => {
+                info.expect(RedisType::String)?;
+                Some(info.string_value())
+            }
+            _ => None,
+        };
+        let refused = (opts.nx && info.is_some()) || (opts.xx && info.is_none());
+        if !refused {
+            let ttl = match opts.expiry {
+                Expiry::None => None,
+                Expiry::In(ms) => Some(Ttl(ms)),
+                Expiry::At(at) => Some(Ttl(ms_until(ht, at))),
+                Expiry::Keep => info.as_ref().and_then(|i| i.remaining_ttl(ht)),
+            };
+            if ttl.is_some_and(|t| t.0 <= 0) {
+                batch.set_encoded_path(dk.clone(), Value::tombstone())?;
+            } else {
+                batch.set_encoded_path(dk.clone(), string_value(value, ttl))?;
+            }
+        }
+        Ok(if opts.get {
+            bulk_or_null(old)
+        } else if refused {
+            Frame::Null
+        } else {
+            ok()
+        })
+    })
+}
+
+fn set_with_ttl<E: Engine>(ctx: &mut Ctx<'_, E>, unit_ms: i64) -> CmdResult<Frame> {
+    let n = int_arg(ctx.arg(2))?;
+    let name = ctx.name();
+    let ms = n
+        .checked_mul(unit_ms)
+        .filter(|&ms| n > 0 && ms > 0)
+        .ok_or_else(|| CmdError::err(format!("invalid expire time in '{name}' command")))?;
+    let dk = ctx.key(1);
+    let value = ctx.arg(3).to_vec();
+    ctx.store().write(|batch, _| {
+        batch.set_encoded_path(dk, string_value(value, Some(Ttl(ms))))?;
+        Ok(ok())
+    })
+}
+
+fn setex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    set_with_ttl(ctx, 1000)
+}
+
+fn psetex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    set_with_ttl(ctx, 1)
+}
+
+fn setnx<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let value = ctx.arg(2).to_vec();
+    ctx.store().write(|batch, ht| {
+        if ctx.store().key_info(&dk, ht)?.is_some() {
+            return Ok(Frame::Integer(0));
+        }
+        batch.set_encoded_path(dk, string_value(value, None))?;
+        Ok(Frame::Integer(1))
+    })
+}
+
+fn getset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let value = ctx.arg(2).to_vec();
+    ctx.store().write(|batch, ht| {
+        let old = ctx.store().typed(&dk, RedisType::String, ht)?;
+        batch.set_encoded_path(dk, string_value(value, None))?;
+        Ok(bulk_or_null(old.map(|i| i.string_value())))
+    })
+}
+
+fn mget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let mut values = Vec::with_capacity(ctx.args.len() - 1);
+    for i in 1..ctx.args.len() {
+        let info = ctx.store().key_info(&ctx.key(i), ht)?;
+        values.push(match info {
+            Some(info) if info.kind == RedisType::String => Frame::Bulk(info.string_value()),
+            _ => Frame::Null,
+        });
+    }
+    Ok(Frame::Array(values))
+}
+
+fn mset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    if ctx.args.len() % 2 == 0 {
+        return Err(super::wrong_arity("mset"));
+    }
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (1..ctx.args.len())
+        .step_by(2)
+        .map(|i| (ctx.key(i), ctx.arg(i + 1).to_vec()))
+        .collect();
+    ctx.store().write(|batch, _| {
+        for (dk, value) in pairs {
+            batch.set_encoded_path(dk, string_value(value, None))?;
+        }
+        Ok(ok())
+    })
+}
+
+/// Read-modify-write of a string: `change` gets the current value (if any) and returns the
+/// new value and the reply. The key's TTL is kept.
+fn modify<E: Engine>(
+    ctx: &mut Ctx<'_, E>,
+    change: impl FnOnce(Option<Vec<u8>>) -> CmdResult<(Option<Vec<u8>>, Frame)>,
+) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    ctx.store().write(|batch, ht| {
+        let info = ctx.store().typed(&dk, RedisType::String, ht)?;
+        let ttl = info.as_ref().and_then(|i| i.remaining_ttl(ht));
+        let (new, reply) = change(info.map(|i| i.string_value()))?;
+        if let Some(new) = new {
+            batch.set_encoded_path(dk, string_value(new, ttl))?;
+        }
+        Ok(reply)
+    })
+}
+
+fn append<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let suffix = ctx.arg(2).to_vec();
+    modify(ctx, |old| {
+        let mut value = old.unwrap_or_default();
+        if value.len() + suffix.len() > MAX_STRING {
+            return Err(CmdError::err(
+                "string exceeds maximum allowed size (proto-max-bulk-len)",
+            ));
+        }
+        value.extend_from_slice(&suffix);
+        let len = value.len() as i64;
+        Ok((Some(value), Frame::Integer(len)))
+    })
+}
+
+fn strlen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let info = string_at(ctx, 1, ctx.read_time())?;
+    Ok(Frame::Integer(
+        info.map_or(0, |i| i.string_value().len() as i64),
+    ))
+}
+
+/// Redis's range normalisation (`start`/`end` may be negative, from the end): the inclusive
+/// range within `len`, or `None` when empty.
+pub(super) fn normalize_range(start: i64, end: i64, len: i64) -> Option<(usize, usize)> {
+    let fix = |i: i64| if i < 0 { (len + i).max(0) } else { i };
+    let (start, end) = (fix(start), fix(end).min(len - 1));
+    if len == 0 || start > end || start >= len {
+        return None;
+    }
+    Some((start as usize, end as usize))
+}
+
+fn getrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let start = int_arg(ctx.arg(2))?;
+    let end = int_arg(ctx.arg(3))?;
+    let value = string_at(ctx, 1, ctx.read_time())?
+        .map(|i| i.string_value())
+        .unwrap_or_default();
+    // Redis: both negative and start > end is empty; a negative end below -len is empty.
+    if start < 0 && end < 0 && start > end {
+        return Ok(Frame::Bulk(Vec::new()));
+    }
+    Ok(Frame::Bulk(
+        normalize_range(start, end, value.len() as i64)
+            .map(|(s, e)| value[s..=e].to_vec())
+            .unwrap_or_default(),
+    ))
+}
+
+fn setrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let offset = int_arg(ctx.arg(2))?;
+    if offset < 0 {
+        return Err(CmdError::err("offset is out of range"));
+    }
+    let patch = ctx.arg(3).to_vec();
+    let offset = offset as usize;
+    modify(ctx, |old| {
+        let exists = old.is_some();
+        let mut value = old.unwrap_or_default();
+        if patch.is_empty() {
+            return Ok((None, Frame::Integer(value.len() as i64)));
+        }
+        if offset + patch.len() > MAX_STRING {
+            return Err(CmdError::err(
+                "string exceeds maximum allowed size (proto-max-bulk-len)",
+            ));
+        }
+        if value.len() < offset + patch.len() {
+            value.resize(offset + patch.len(), 0);
+        }
+        value[offset..offset + patch.len()].copy_from_slice(&patch);
+        let len = value.len() as i64;
+        let _ = exists;
+        Ok((Some(value), Frame::Integer(len)))
+    })
+}
+
+fn incr_by<E: Engine>(ctx: &mut Ctx<'_, E>, delta: i64) -> CmdResult<Frame> {
+    modify(ctx, |old| {
+        let current = match old {
+            Some(bytes) => parse_i64(&bytes).ok_or(CmdError::NotInteger)?,
+            None => 0,
+        };
+        let next = current.checked_add(delta).ok_or(CmdError::Overflow)?;
+        Ok((Some(next.to_string().into_bytes()), Frame::Integer(next)))
+    })
+}
+
+fn incr<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    incr_by(ctx, 1)
+}
+
+fn decr<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    incr_by(ctx, -1)
+}
+
+fn incrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let delta = int_arg(ctx.arg(2))?;
+    incr_by(ctx, delta)
+}
+
+fn decrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let delta = int_arg(ctx.arg(2))?;
+    let negated = delta
+        .checked_neg()
+        .ok_or_else(|| CmdError::err("decrement would overflow"))?;
+    incr_by(ctx, negated)
+}
+
+fn incrbyfloat<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let increment = ctx.arg(2).to_vec();
+    modify(ctx, |old| {
+        let current = old.unwrap_or_else(|| b"0".to_vec());
+        let next = incr_by_float(&current, &increment)?;
+        Ok((
+            Some(next.clone().into_bytes()),
+            Frame::Bulk(next.into_bytes()),
+        ))
+    })
+}
+
+/// A double reply (ZSCORE, ZINCRBY).
+pub(super) fn double_reply(value: f64) -> Frame {
+    Frame::Bulk(format_double(value).into_bytes())
+}

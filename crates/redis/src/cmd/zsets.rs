@@ -1,0 +1,478 @@
+//! Sorted sets (format.md §10): a `,` root; `%` → cardinality; `&` score member → null (the
+//! score order); `'` member → score (the member index).
+
+use docdb::SubDocument;
+use docdb::reader::ChildRange;
+use dockv::value::{PrimitiveValue, Value};
+use dockv::{HybridTime, KeyEntryValue};
+use engine::Engine;
+
+use super::hashes::ensure_root;
+use super::strings::{double_reply, normalize_range};
+use super::{Ctx, READONLY, Spec, WRITE, bulk_or_null, is, spec, wrong_arity};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::number::{float_arg, format_double, int_arg, parse_f64};
+use crate::store::{self, RedisType, Store};
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("zadd", -4, WRITE, 1, zadd),
+        spec("zrem", -3, WRITE, 1, zrem),
+        spec("zcard", 2, READONLY, 1, zcard),
+        spec("zscore", 3, READONLY, 1, zscore),
+        spec("zrange", -4, READONLY, 1, zrange),
+        spec("zrevrange", -4, READONLY, 1, zrevrange),
+        spec("zrangebyscore", -4, READONLY, 1, zrangebyscore),
+        spec("zpopmin", -2, WRITE, 1, zpopmin),
+    ]
+}
+
+fn counter_path(dk: &[u8]) -> Vec<u8> {
+    store::path(dk, &[KeyEntryValue::Counter])
+}
+
+/// Scores are stored as keys; -0 and 0 are one score.
+fn score_key(score: f64) -> KeyEntryValue {
+    KeyEntryValue::double(if score == 0.0 { 0.0 } else { score })
+}
+
+fn forward_path(dk: &[u8], score: f64, member: &[u8]) -> Vec<u8> {
+    store::path(
+        dk,
+        &[
+            KeyEntryValue::SsForward,
+            score_key(score),
+            KeyEntryValue::string(member),
+        ],
+    )
+}
+
+fn reverse_path(dk: &[u8], member: &[u8]) -> Vec<u8> {
+    store::path(
+        dk,
+        &[KeyEntryValue::SsReverse, KeyEntryValue::string(member)],
+    )
+}
+
+/// The score of `member`, if it is in the (existing) sorted set.
+fn score_of<E: Engine>(
+    store: &Store<E>,
+    dk: &[u8],
+    member: &[u8],
+    ht: HybridTime,
+) -> CmdResult<Option<f64>> {
+    Ok(match store.child_record(&reverse_path(dk, member), ht)? {
+        Some(record) => match record.payload {
+            PrimitiveValue::Double(score) => Some(score),
+            _ => return Err(CmdError::err("corrupt sorted set member index")),
+        },
+        None => None,
+    })
+}
+
+/// The stored cardinality.
+fn cardinality<E: Engine>(store: &Store<E>, dk: &[u8], ht: HybridTime) -> CmdResult<i64> {
+    Ok(match store.child_record(&counter_path(dk), ht)? {
+        Some(record) => match record.payload {
+            PrimitiveValue::Int64(n) => n,
+            _ => return Err(CmdError::err("corrupt sorted set counter")),
+        },
+        None => 0,
+    })
+}
+
+/// Writes the new cardinality, or deletes the key when it reaches 0.
+pub(super) fn write_count<E: Engine>(
+    batch: &mut docdb::DocWriteBatch<'_, E>,
+    dk: &[u8],
+    count: i64,
+) -> CmdResult<()> {
+    if count <= 0 {
+        batch.set_encoded_path(dk.to_vec(), Value::tombstone())?;
+    } else {
+        batch.set_encoded_path(counter_path(dk), Value::new(PrimitiveValue::Int64(count)))?;
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct ZaddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Vec<(f64, Vec<u8>)>)> {
+    let mut flags = ZaddFlags::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        match () {
+            _ if is(a, "nx") => flags.nx = true,
+            _ if is(a, "xx") => flags.xx = true,
+            _ if is(a, "gt") => flags.gt = true,
+            _ if is(a, "lt") => flags.lt = true,
+            _ if is(a, "ch") => flags.ch = true,
+            _ if is(a, "incr") => flags.incr = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let rest = &args[i..];
+    if rest.is_empty() || rest.len() % 2 != 0 {
+        return Err(CmdError::Syntax);
+    }
+    if flags.nx && flags.xx {
+        return Err(CmdError::err(
+            "XX and NX options at the same time are not compatible",
+        ));
+    }
+    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+        return Err(CmdError::err(
+            "GT, LT, and/or NX options at the same time are not compatible",
+        ));
+    }
+    if flags.incr && rest.len() > 2 {
+        return Err(CmdError::err(
+            "INCR option supports a single increment-element pair",
+        ));
+    }
+    let mut pairs = Vec::with_capacity(rest.len() / 2);
+    for pair in rest.chunks(2) {
+        pairs.push((float_arg(&pair[0])?, pair[1].clone()));
+    }
+    Ok((flags, pairs))
+}
+
+fn zadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let (flags, pairs) = parse_zadd(&ctx.args[2..])?;
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let info = store.typed(&dk, RedisType::SortedSet, ht)?;
+        if info.is_none() && flags.xx {
+            return Ok(if flags.incr {
+                Frame::Null
+            } else {
+                Frame::Integer(0)
+            });
+        }
+        // The marker first: later pairs of a batch are newer, and a newer marker hides.
+        ensure_root(batch, &dk, &info, RedisType::SortedSet)?;
+        let mut count = if info.is_some() {
+            cardinality(store, &dk, ht)?
+        } else {
+            0
+        };
+        // Members already written by this command (ZADD z 1 a 2 a).
+        let mut pending: std::collections::HashMap<Vec<u8>, f64> = Default::default();
+        let (mut added, mut changed) = (0, 0);
+        let mut incr_result = None;
+        for (score, member) in pairs {
+            let old = match pending.get(&member) {
+                Some(s) => Some(*s),
+                None if info.is_some() => score_of(store, &dk, &member, ht)?,
+                None => None,
+            };
+            if (flags.nx && old.is_some()) || (flags.xx && old.is_none()) {
+                continue;
+            }
+            let new = if flags.incr {
+                let sum = old.unwrap_or(0.0) + score;
+                if sum.is_nan() {
+                    return Err(CmdError::err("resulting score is not a number (NaN)"));
+                }
+                sum
+            } else {
+                score
+            };
+            if let Some(old) = old
+                && ((flags.gt && new <= old) || (flags.lt && new >= old))
+            {
+                continue;
+            }
+            incr_result = Some(new);
+            match old {
+                Some(old) if old == new => {}
+                Some(old) => {
+                    batch.set_encoded_path(forward_path(&dk, old, &member), Value::tombstone())?;
+                    changed += 1;
+                }
+                None => {
+                    added += 1;
+                    count += 1;
+                }
+            }
+            if old != Some(new) {
+                batch.set_encoded_path(
+                    forward_path(&dk, new, &member),
+                    Value::new(PrimitiveValue::Null),
+                )?;
+                batch.set_encoded_path(
+                    reverse_path(&dk, &member),
+                    Value::new(PrimitiveValue::Double(new)),
+                )?;
+            }
+            pending.insert(member, new);
+        }
+        if added > 0 {
+            write_count(batch, &dk, count)?;
+        }
+        Ok(if flags.incr {
+            incr_result.map_or(Frame::Null, double_reply)
+        } else {
+            Frame::Integer(if flags.ch { added + changed } else { added })
+        })
+    })
+}
+
+fn zrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    let members = &ctx.args[2..];
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+            return Ok(Frame::Integer(0));
+        }
+        let mut removed = std::collections::HashSet::new();
+        for member in members {
+            if removed.contains(member) {
+                continue;
+            }
+            if let Some(score) = score_of(store, &dk, member, ht)? {
+                remove_member(batch, &dk, score, member)?;
+                removed.insert(member.clone());
+            }
+        }
+        if !removed.is_empty() {
+            let count = cardinality(store, &dk, ht)? - removed.len() as i64;
+            write_count(batch, &dk, count)?;
+        }
+        Ok(Frame::Integer(removed.len() as i64))
+    })
+}
+
+fn remove_member<E: Engine>(
+    batch: &mut docdb::DocWriteBatch<'_, E>,
+    dk: &[u8],
+    score: f64,
+    member: &[u8],
+) -> CmdResult<()> {
+    batch.set_encoded_path(forward_path(dk, score, member), Value::tombstone())?;
+    batch.set_encoded_path(reverse_path(dk, member), Value::tombstone())?;
+    Ok(())
+}
+
+fn zcard<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+        return Ok(Frame::Integer(0));
+    }
+    Ok(Frame::Integer(cardinality(ctx.store(), &dk, ht)?))
+}
+
+fn zscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+        return Ok(Frame::Null);
+    }
+    let score = score_of(ctx.store(), &dk, ctx.arg(2), ht)?;
+    Ok(bulk_or_null(score.map(|s| format_double(s).into_bytes())))
+}
+
+/// `(score, member)` entries of the score index within `range` (score children), flattened.
+fn entries<E: Engine>(
+    store: &Store<E>,
+    dk: &[u8],
+    range: &ChildRange,
+    ht: HybridTime,
+) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+    let index = store::path(dk, &[KeyEntryValue::SsForward]);
+    let mut out = Vec::new();
+    for (score, members) in store.children(&index, range, ht)? {
+        let KeyEntryValue::Double(score, _) = score else {
+            continue;
+        };
+        let SubDocument::Object { children, .. } = members else {
+            continue;
+        };
+        let names = children.into_values().filter_map(|(key, _)| match key {
+            KeyEntryValue::String(name, _) => Some(name),
+            _ => None,
+        });
+        if range.reverse {
+            let mut names: Vec<_> = names.collect();
+            names.reverse();
+            out.extend(names.into_iter().map(|n| (score, n)));
+        } else {
+            out.extend(names.map(|n| (score, n)));
+        }
+    }
+    Ok(out)
+}
+
+fn reply_entries(entries: Vec<(f64, Vec<u8>)>, with_scores: bool) -> Frame {
+    let mut out = Vec::new();
+    for (score, member) in entries {
+        out.push(Frame::Bulk(member));
+        if with_scores {
+            out.push(double_reply(score));
+        }
+    }
+    Frame::Array(out)
+}
+
+/// Members ranked `start..=stop` (Redis indexes, negative from the end), in score order or
+/// reversed.
+fn by_rank<E: Engine>(
+    ctx: &Ctx<'_, E>,
+    start: i64,
+    stop: i64,
+    reverse: bool,
+) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let len = cardinality(ctx.store(), &dk, ht)?;
+    let Some((from, to)) = normalize_range(start, stop, len) else {
+        return Ok(Vec::new());
+    };
+    // Each score child holds at least one member, so to+1 score children are enough.
+    let range = ChildRange {
+        reverse,
+        limit: Some(to + 1),
+        ..ChildRange::default()
+    };
+    let all = entries(ctx.store(), &dk, &range, ht)?;
+    Ok(all.into_iter().skip(from).take(to + 1 - from).collect())
+}
+
+fn with_scores_flag(args: &[Vec<u8>]) -> CmdResult<bool> {
+    match args {
+        [] => Ok(false),
+        [flag] if is(flag, "withscores") => Ok(true),
+        _ => Err(CmdError::Syntax),
+    }
+}
+
+fn zrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let mut rev = false;
+    let mut with_scores = false;
+    for arg in &ctx.args[4..] {
+        if is(arg, "rev") {
+            rev = true;
+        } else if is(arg, "withscores") {
+            with_scores = true;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
+    Ok(reply_entries(by_rank(ctx, start, stop, rev)?, with_scores))
+}
+
+fn zrevrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let with_scores = with_scores_flag(&ctx.args[4..])?;
+    let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
+    Ok(reply_entries(by_rank(ctx, start, stop, true)?, with_scores))
+}
+
+/// A score bound: value and whether it is exclusive (`(1.5`).
+fn score_bound(arg: &[u8]) -> CmdResult<(f64, bool)> {
+    let (exclusive, text) = match arg.split_first() {
+        Some((b'(', rest)) => (true, rest),
+        _ => (false, arg),
+    };
+    let value = parse_f64(text).ok_or_else(|| CmdError::err("min or max is not a float"))?;
+    Ok((value, exclusive))
+}
+
+fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    let (min, min_ex) = score_bound(ctx.arg(2))?;
+    let (max, max_ex) = score_bound(ctx.arg(3))?;
+    let mut with_scores = false;
+    let mut limit: Option<(i64, i64)> = None;
+    let mut i = 4;
+    while i < ctx.args.len() {
+        if is(ctx.arg(i), "withscores") {
+            with_scores = true;
+            i += 1;
+        } else if is(ctx.arg(i), "limit") && i + 2 < ctx.args.len() {
+            limit = Some((int_arg(ctx.arg(i + 1))?, int_arg(ctx.arg(i + 2))?));
+            i += 3;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let ht = ctx.read_time();
+    let dk = ctx.key(1);
+    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() || min > max {
+        return Ok(Frame::Array(Vec::new()));
+    }
+    let (offset, count) = match limit {
+        Some((offset, _)) if offset < 0 => return Ok(Frame::Array(Vec::new())),
+        Some((offset, count)) if count >= 0 => (offset as usize, Some(count as usize)),
+        Some((offset, _)) => (offset as usize, None),
+        None => (0, None),
+    };
+    let mut upper = score_key(max).encoded();
+    upper.push(0xFF);
+    let range = ChildRange {
+        lower: Some(score_key(min).encoded()),
+        upper: Some(upper),
+        reverse: false,
+        limit: count.map(|c| offset + c + 2),
+    };
+    let selected: Vec<_> = entries(ctx.store(), &dk, &range, ht)?
+        .into_iter()
+        .filter(|(s, _)| !(min_ex && *s == min) && !(max_ex && *s == max))
+        .skip(offset)
+        .take(count.unwrap_or(usize::MAX))
+        .collect();
+    Ok(reply_entries(selected, with_scores))
+}
+
+fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+    if ctx.args.len() > 3 {
+        return Err(wrong_arity("zpopmin"));
+    }
+    let count = match ctx.args.get(2) {
+        Some(arg) => {
+            let n = int_arg(arg)?;
+            if n < 0 {
+                return Err(CmdError::err("value is out of range, must be positive"));
+            }
+            n as usize
+        }
+        None => 1,
+    };
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        if store.typed(&dk, RedisType::SortedSet, ht)?.is_none() || count == 0 {
+            return Ok(Frame::Array(Vec::new()));
+        }
+        let range = ChildRange {
+            limit: Some(count),
+            ..ChildRange::default()
+        };
+        let popped: Vec<_> = entries(store, &dk, &range, ht)?
+            .into_iter()
+            .take(count)
+            .collect();
+        for (score, member) in &popped {
+            remove_member(batch, &dk, *score, member)?;
+        }
+        let left = cardinality(store, &dk, ht)? - popped.len() as i64;
+        write_count(batch, &dk, left)?;
+        Ok(reply_entries(popped, true))
+    })
+}

@@ -1,0 +1,246 @@
+//! Server-wide state shared by every connection.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{RwLock, RwLockReadGuard};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use engine::Engine;
+
+use crate::cmd::Table;
+use crate::frame::Limits;
+use crate::metrics::{Metrics, metric};
+use crate::pubsub::Broker;
+use crate::session::Session;
+use crate::store::Store;
+
+/// When the write-ahead log is synced (Redis's `appendfsync`). The WAL is always written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fsync {
+    /// Every write is synced before it is acknowledged.
+    Always,
+    /// The log is synced once a second: a crash of the machine loses at most a second.
+    #[default]
+    EverySec,
+    /// The operating system decides.
+    No,
+}
+
+impl Fsync {
+    /// Parses `always`, `everysec` or `no`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "always" => Some(Fsync::Always),
+            "everysec" => Some(Fsync::EverySec),
+            "no" => Some(Fsync::No),
+            _ => None,
+        }
+    }
+
+    /// The name CONFIG GET prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+            Fsync::No => "no",
+        }
+    }
+}
+
+/// Settings that CONFIG GET/SET read and change at run time.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// AUTH password; `None` lets every client in.
+    pub requirepass: Option<String>,
+    /// Most simultaneous clients.
+    pub maxclients: usize,
+    /// Request size limits.
+    pub limits: Limits,
+    /// When the WAL is synced.
+    pub fsync: Fsync,
+    /// The listen address, for INFO and CONFIG GET.
+    pub listen: String,
+    /// The data directory, for INFO and CONFIG GET.
+    pub data_dir: String,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            requirepass: None,
+            maxclients: 10_000,
+            limits: Limits::default(),
+            fsync: Fsync::default(),
+            listen: "127.0.0.1:6379".into(),
+            data_dir: "./docdb-data".into(),
+        }
+    }
+}
+
+/// Everything connections share: the store, commands, subscriptions, settings, counters.
+pub struct Core<E: Engine> {
+    /// The Redis data.
+    pub store: Store<E>,
+    /// The command table.
+    pub table: Table<E>,
+    /// Pub/sub and MONITOR.
+    pub broker: Broker,
+    /// Counters.
+    pub metrics: Metrics,
+    config: RwLock<RuntimeConfig>,
+    next_client_id: AtomicU64,
+    /// Connected clients now.
+    pub clients: AtomicUsize,
+    /// When the server started.
+    pub started: Instant,
+}
+
+impl<E: Engine> Core<E> {
+    /// Server state over `store`.
+    pub fn new(store: Store<E>, config: RuntimeConfig) -> Self {
+        let core = Core {
+            store,
+            table: Table::new(),
+            broker: Broker::default(),
+            metrics: Metrics::default(),
+            config: RwLock::new(config),
+            next_client_id: AtomicU64::new(1),
+            clients: AtomicUsize::new(0),
+            started: Instant::now(),
+        };
+        core.apply_fsync();
+        core
+    }
+
+    /// The current settings.
+    pub fn config(&self) -> RwLockReadGuard<'_, RuntimeConfig> {
+        self.config.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes the settings.
+    pub fn update_config(&self, change: impl FnOnce(&mut RuntimeConfig)) {
+        change(&mut self.config.write().unwrap_or_else(|e| e.into_inner()));
+        self.apply_fsync();
+    }
+
+    fn apply_fsync(&self) {
+        let always = self.config().fsync == Fsync::Always;
+        let db = self.store.docdb();
+        let mut options = db.options();
+        if options.sync_writes != always {
+            options.sync_writes = always;
+            db.set_options(options);
+        }
+    }
+
+    /// A new client id.
+    pub fn next_client_id(&self) -> u64 {
+        self.next_client_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Feeds MONITOR clients the command about to run (AUTH's arguments hidden).
+    pub fn monitor(&self, session: &Session, args: &[Vec<u8>]) {
+        if !self.broker.has_monitors() {
+            return;
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let mut line = format!(
+            "{}.{:06} [{} {}]",
+            now.as_secs(),
+            now.subsec_micros(),
+            session.db_name,
+            session.addr
+        );
+        let hide = args[0].eq_ignore_ascii_case(b"auth");
+        for (i, arg) in args.iter().enumerate() {
+            if hide && i > 0 {
+                line.push_str(" \"(redacted)\"");
+                continue;
+            }
+            line.push_str(" \"");
+            for &b in arg {
+                match b {
+                    b'"' => line.push_str("\\\""),
+                    b'\\' => line.push_str("\\\\"),
+                    b'\n' => line.push_str("\\n"),
+                    b'\r' => line.push_str("\\r"),
+                    b'\t' => line.push_str("\\t"),
+                    0x20..=0x7e => line.push(b as char),
+                    _ => {
+                        let _ = write!(line, "\\x{b:02x}");
+                    }
+                }
+            }
+            line.push('"');
+        }
+        self.broker.feed_monitors(&line);
+    }
+
+    /// Every metric in Prometheus text format.
+    pub fn render_metrics(&self) -> String {
+        let mut out = String::new();
+        self.metrics.render_commands(&mut out);
+        metric(
+            &mut out,
+            "docdb_connected_clients",
+            "gauge",
+            "Clients connected now.",
+            self.clients.load(Ordering::Relaxed),
+        );
+        let m = &self.metrics;
+        for (name, help, value) in [
+            (
+                "docdb_connections_total",
+                "Connections accepted.",
+                &m.connections_total,
+            ),
+            (
+                "docdb_connections_rejected_total",
+                "Connections refused at the client limit.",
+                &m.connections_rejected,
+            ),
+            (
+                "docdb_protocol_errors_total",
+                "Connections closed for malformed or oversized requests.",
+                &m.protocol_errors,
+            ),
+        ] {
+            metric(
+                &mut out,
+                name,
+                "counter",
+                help,
+                value.load(Ordering::Relaxed),
+            );
+        }
+        let gc = self.store.docdb().gc_policy().stats();
+        for (name, value) in [
+            ("keys_seen", gc.keys_seen),
+            ("overwritten_dropped", gc.overwritten_dropped),
+            ("tombstones_dropped", gc.tombstones_dropped),
+            ("expired_dropped", gc.expired_dropped),
+            ("expired_to_tombstone", gc.expired_to_tombstone),
+            ("merges_dropped", gc.merges_dropped),
+        ] {
+            metric(
+                &mut out,
+                &format!("docdb_gc_{name}_total"),
+                "counter",
+                "Compaction GC counter (DocDB records).",
+                value,
+            );
+        }
+        if let Ok(stats) = self.store.docdb().engine().statistics() {
+            out.push_str(
+                "# HELP docdb_engine Storage engine counters (RocksDB tickers and properties).\n",
+            );
+            out.push_str("# TYPE docdb_engine untyped\n");
+            for (name, value) in &stats.counters {
+                let _ = writeln!(out, "docdb_engine{{name=\"{name}\"}} {value}");
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,268 @@
+//! The network side: accepting clients, reading requests, writing replies (pipelined: every
+//! whole request in a read is executed, then the replies go out in one write), the
+//! Prometheus endpoint, and the once-a-second WAL sync.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use engine::Engine;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::cmd::execute;
+use crate::core::{Core, Fsync};
+use crate::frame::{Frame, FrameError, parse_request};
+use crate::pubsub::Subscriber;
+use crate::session::Session;
+
+/// Bytes of free buffer space kept before each socket read.
+const READ_CHUNK: usize = 16 * 1024;
+/// How long shutdown waits for connections to finish what they are doing.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Serves RESP clients from `listener` until `shutdown` turns true; then stops accepting,
+/// lets every connection finish the requests it has read, and returns.
+pub async fn serve<E: Engine>(
+    core: Arc<Core<E>>,
+    listener: TcpListener,
+    mut shutdown: watch::Receiver<bool>,
+) -> io::Result<()> {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(pair) => pair,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                core.metrics.connections_total.fetch_add(1, Ordering::Relaxed);
+                if core.clients.load(Ordering::SeqCst) >= core.config().maxclients {
+                    core.metrics.connections_rejected.fetch_add(1, Ordering::Relaxed);
+                    tokio::spawn(refuse(stream));
+                    continue;
+                }
+                core.clients.fetch_add(1, Ordering::SeqCst);
+                let core = core.clone();
+                let shutdown = shutdown.clone();
+                connections.spawn(async move {
+                    if let Err(e) = connection(&core, stream, peer, shutdown).await {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                    core.clients.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = shutdown.changed() => break,
+        }
+    }
+    drop(listener);
+    tracing::info!(
+        connections = connections.len(),
+        "shutting down: waiting for connections to finish"
+    );
+    let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!("connections still busy after the grace period; closing them");
+        connections.abort_all();
+    }
+    Ok(())
+}
+
+/// Tells a client over the limit why, then closes.
+async fn refuse(mut stream: TcpStream) {
+    let reply = Frame::Error("ERR max number of clients reached".into()).encode();
+    let _ = stream.write_all(&reply).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Forgets a connection's subscriptions however it ends.
+struct Cleanup<'a, E: Engine> {
+    core: &'a Core<E>,
+    id: u64,
+}
+
+impl<E: Engine> Drop for Cleanup<'_, E> {
+    fn drop(&mut self) {
+        self.core.broker.remove_client(self.id);
+    }
+}
+
+async fn connection<E: Engine>(
+    core: &Core<E>,
+    stream: TcpStream,
+    peer: std::net::SocketAddr,
+    mut shutdown: watch::Receiver<bool>,
+) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let (mut reader, mut writer) = stream.into_split();
+    let (push, mut pushed, overflowed) = Subscriber::channel();
+    let mut session = Session::new(core.next_client_id(), peer, push);
+    session.authenticated = core.config().requirepass.is_none();
+    let _cleanup = Cleanup {
+        core,
+        id: session.id,
+    };
+    let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut output: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    loop {
+        if input.capacity() - input.len() < READ_CHUNK / 2 {
+            input.reserve(READ_CHUNK);
+        }
+        tokio::select! {
+            read = reader.read_buf(&mut input) => {
+                if read? == 0 {
+                    return Ok(());
+                }
+                let close = handle_input(core, &mut session, &mut input, &mut output);
+                writer.write_all(&output).await?;
+                output.clear();
+                if close {
+                    let _ = writer.shutdown().await;
+                    return Ok(());
+                }
+            }
+            Some(frame) = pushed.recv() => {
+                frame.encode_to(&mut output);
+                while output.len() < READ_CHUNK * 4 {
+                    let Ok(frame) = pushed.try_recv() else { break };
+                    frame.encode_to(&mut output);
+                }
+                writer.write_all(&output).await?;
+                output.clear();
+                if overflowed.load(Ordering::SeqCst) {
+                    tracing::info!(%peer, "closing a subscriber that fell behind");
+                    return Ok(());
+                }
+            }
+            _ = shutdown.changed() => return Ok(()),
+        }
+    }
+}
+
+/// Executes every whole request in `input` (removing them) and appends the replies to
+/// `output`. Returns true when the connection must close: QUIT, or a malformed or oversized
+/// request (answered with the protocol error; nothing of it runs).
+fn handle_input<E: Engine>(
+    core: &Core<E>,
+    session: &mut Session,
+    input: &mut Vec<u8>,
+    output: &mut Vec<u8>,
+) -> bool {
+    let limits = core.config().limits;
+    let mut consumed = 0;
+    let mut close = false;
+    while consumed < input.len() {
+        match parse_request(&input[consumed..], &limits) {
+            Ok((args, used)) => {
+                consumed += used;
+                if args.is_empty() {
+                    continue;
+                }
+                for reply in execute(core, session, &args) {
+                    reply.encode_to(output);
+                }
+                if session.quit {
+                    close = true;
+                    break;
+                }
+            }
+            Err(FrameError::Incomplete) => break,
+            Err(FrameError::Protocol(message)) => {
+                core.metrics.protocol_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(peer = %session.addr, %message, "protocol error; closing");
+                Frame::Error(message).encode_to(output);
+                close = true;
+                break;
+            }
+        }
+    }
+    input.drain(..consumed);
+    close
+}
+
+/// Serves `GET /metrics` (Prometheus text format) from `listener` until shutdown.
+pub async fn serve_metrics<E: Engine>(
+    core: Arc<Core<E>>,
+    listener: TcpListener,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let core = core.clone();
+                tokio::spawn(async move {
+                    let served = tokio::time::timeout(
+                        Duration::from_secs(5),
+                        metrics_request(&core, stream),
+                    )
+                    .await;
+                    if !matches!(served, Ok(Ok(()))) {
+                        tracing::debug!("metrics request failed or timed out");
+                    }
+                });
+            }
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+async fn metrics_request<E: Engine>(core: &Core<E>, mut stream: TcpStream) -> io::Result<()> {
+    let mut request = Vec::with_capacity(1024);
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        if request.len() > 16 * 1024 || stream.read_buf(&mut request).await? == 0 {
+            return Ok(());
+        }
+    }
+    let first_line = request.split(|&b| b == b'\r').next().unwrap_or_default();
+    let (status, body) = if first_line.starts_with(b"GET /metrics ") {
+        ("200 OK", core.render_metrics())
+    } else {
+        (
+            "404 Not Found",
+            "only GET /metrics is served here\n".to_string(),
+        )
+    };
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(response.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+/// Syncs the WAL once a second while `fsync` is `everysec`, until shutdown.
+pub async fn sync_wal_every_second<E: Engine>(
+    core: Arc<Core<E>>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                if core.config().fsync != Fsync::EverySec {
+                    continue;
+                }
+                let core = core.clone();
+                let synced = tokio::task::spawn_blocking(move || core.store.docdb().sync_wal()).await;
+                if let Ok(Err(e)) = synced {
+                    tracing::error!(error = %e, "WAL sync failed");
+                }
+            }
+            _ = shutdown.changed() => return,
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! One client connection's state.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+
+use crate::core::RuntimeConfig;
+use crate::pubsub::Subscriber;
+use crate::store::DbId;
+
+/// What the server knows about one connection.
+#[derive(Debug)]
+pub struct Session {
+    /// Unique client id (CLIENT ID, HELLO).
+    pub id: u64,
+    /// The peer address.
+    pub addr: SocketAddr,
+    /// The selected database id.
+    pub db: DbId,
+    /// The selected database's name (SELECT's argument).
+    pub db_name: String,
+    /// AUTH succeeded (or no password is set).
+    pub authenticated: bool,
+    /// CLIENT SETNAME.
+    pub name: Option<Vec<u8>>,
+    /// Subscribed channels.
+    pub channels: BTreeSet<Vec<u8>>,
+    /// Subscribed patterns.
+    pub patterns: BTreeSet<Vec<u8>>,
+    /// Where published messages and MONITOR lines for this connection go.
+    pub push: Subscriber,
+    /// The connection asked to close (QUIT) after its reply.
+    pub quit: bool,
+}
+
+impl Session {
+    /// A new connection's state, in database 0.
+    pub fn new(id: u64, addr: SocketAddr, push: Subscriber) -> Self {
+        Session {
+            id,
+            addr,
+            db: 0,
+            db_name: "0".into(),
+            authenticated: false,
+            name: None,
+            channels: BTreeSet::new(),
+            patterns: BTreeSet::new(),
+            push,
+            quit: false,
+        }
+    }
+
+    /// Whether commands other than AUTH/HELLO/QUIT are refused for now.
+    pub fn needs_auth(&self, config: &RuntimeConfig) -> bool {
+        config.requirepass.is_some() && !self.authenticated
+    }
+
+    /// Whether the connection is in subscribed mode (RESP2).
+    pub fn subscribed(&self) -> bool {
+        !self.channels.is_empty() || !self.patterns.is_empty()
+    }
+}
