@@ -158,7 +158,18 @@ pub fn read_children<I: EngineIterator>(
     let mut out = Vec::new();
     let mut target = path.to_vec();
     if range.reverse {
-        target.extend_from_slice(range.upper.as_deref().unwrap_or(&[0xFF]));
+        match range.upper.as_deref() {
+            Some(upper) => match dockv::key_entry::skip_key_entry(upper) {
+                // A child whose subkey is a prefix of the bound sorts below it, but its
+                // keys (subkey + more) sort above: start past all of them.
+                Ok(rest) if !rest.is_empty() => {
+                    target.extend_from_slice(&upper[..upper.len() - rest.len()]);
+                    target.push(0xFF);
+                }
+                _ => target.extend_from_slice(upper),
+            },
+            None => target.push(0xFF),
+        }
         reader.stats.seeks += 1;
         iter.seek_for_prev(&target);
     } else {
@@ -178,6 +189,18 @@ pub fn read_children<I: EngineIterator>(
         let before_lower = range.lower.as_deref().is_some_and(|l| rel < l);
         if (!range.reverse && past_upper) || (range.reverse && before_lower) {
             break;
+        }
+        if past_upper || before_lower {
+            // A child whose subkey is a prefix of a bound: outside, but among the keys.
+            if range.reverse {
+                reader.stats.seeks += 1;
+                iter.seek_for_prev(&child);
+            } else {
+                let mut past = child.clone();
+                past.push(0xFF);
+                reader.seek(iter, &past);
+            }
+            continue;
         }
         reader.stack.truncate(depth + 1);
         reader.root = Node::default();

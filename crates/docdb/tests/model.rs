@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use docdb::clock::HybridClock;
 use docdb::expiration::{Expiration, is_expired_at};
-use docdb::{DocDb, DocDbOptions, DocLiteral, GcPolicy, ObjectKind, ReadOptions, SubDocument};
+use docdb::{
+    ChildRange, DocDb, DocDbOptions, DocLiteral, GcPolicy, ObjectKind, ReadOptions, SubDocument,
+};
 use dockv::doc_key::{DocKey, SubDocKey};
 use dockv::value::{PrimitiveValue, Ttl};
 use dockv::{DocHybridTime, HybridTime, KeyEntryValue};
@@ -567,9 +569,75 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
                     sub_doc_key(&path),
                     context()
                 );
+                if rng.chance(40) {
+                    let range = random_child_range(&mut rng, want.as_ref());
+                    let got: Vec<(Vec<u8>, String)> =
+                        h.db.read_children(
+                            &encoded(&path),
+                            &range,
+                            &ReadOptions {
+                                read_ht: t,
+                                table_ttl,
+                                projection: None,
+                            },
+                        )
+                        .expect("read_children")
+                        .into_iter()
+                        .map(|(k, d)| (k.encoded(), d.to_one_line()))
+                        .collect();
+                    assert_eq!(
+                        got,
+                        expected_children(want.as_ref(), &range),
+                        "seed {seed} step {step}: children of {} in {range:?} at {t}\n{}",
+                        sub_doc_key(&path),
+                        context()
+                    );
+                }
             }
         }
     }
+}
+
+/// A child range with bounds taken from (or next to) the document's own child keys.
+fn random_child_range(rng: &mut Rng, doc: Option<&SubDocument>) -> ChildRange {
+    let keys: Vec<Vec<u8>> = match doc {
+        Some(SubDocument::Object { children, .. }) => children.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    let mut bound = |rng: &mut Rng| -> Option<Vec<u8>> {
+        if keys.is_empty() || rng.chance(40) {
+            return None;
+        }
+        let mut key = keys[rng.below(keys.len() as u64) as usize].clone();
+        if rng.chance(30) {
+            key.push(0);
+        }
+        Some(key)
+    };
+    ChildRange {
+        lower: bound(rng),
+        upper: bound(rng),
+        reverse: rng.chance(50),
+        limit: rng.chance(50).then(|| rng.below(4) as usize),
+    }
+}
+
+/// The children of `doc` that `range` selects, as `(encoded key, one-line document)`.
+fn expected_children(doc: Option<&SubDocument>, range: &ChildRange) -> Vec<(Vec<u8>, String)> {
+    let Some(SubDocument::Object { children, .. }) = doc else {
+        return Vec::new();
+    };
+    let mut selected: Vec<(Vec<u8>, String)> = children
+        .iter()
+        .filter(|(k, _)| range.lower.as_ref().is_none_or(|l| *k >= l))
+        .filter(|(k, _)| range.upper.as_ref().is_none_or(|u| *k < u))
+        .map(|(k, (_, d))| (k.clone(), d.to_one_line()))
+        .collect();
+    if range.reverse {
+        selected.reverse();
+    }
+    selected.truncate(range.limit.unwrap_or(usize::MAX));
+    selected
 }
 
 fn seed_and_ops(default_ops: usize) -> (u64, usize) {
