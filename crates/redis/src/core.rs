@@ -98,11 +98,13 @@ pub struct Core<E: Engine> {
 impl<E: Engine> Core<E> {
     /// Server state over `store`.
     pub fn new(store: Store<E>, config: RuntimeConfig) -> Self {
+        let table = Table::new();
+        let metrics = Metrics::new(table.names());
         let core = Core {
             store,
-            table: Table::new(),
+            table,
             broker: Broker::default(),
-            metrics: Metrics::default(),
+            metrics,
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),
             clients: AtomicUsize::new(0),

@@ -1,8 +1,6 @@
 //! Counters for the Prometheus endpoint and INFO: commands, latency, connections.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -22,10 +20,18 @@ pub struct CommandCounters {
     pub usec: u64,
 }
 
-/// Server-wide counters.
+/// One command's counters.
 #[derive(Default)]
+struct CommandStat {
+    calls: AtomicU64,
+    errors: AtomicU64,
+    usec: AtomicU64,
+}
+
+/// Server-wide counters.
 pub struct Metrics {
-    commands: Mutex<HashMap<&'static str, CommandCounters>>,
+    names: Vec<&'static str>,
+    commands: Vec<CommandStat>,
     buckets: [AtomicU64; BUCKETS_US.len()],
     latency_sum_us: AtomicU64,
     latency_count: AtomicU64,
@@ -38,15 +44,27 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Counts one command run.
-    pub fn record(&self, name: &'static str, elapsed: Duration, error: bool) {
+    /// Counters for the commands `names` (indexed by command id).
+    pub fn new(names: Vec<&'static str>) -> Self {
+        Metrics {
+            commands: names.iter().map(|_| CommandStat::default()).collect(),
+            names,
+            buckets: Default::default(),
+            latency_sum_us: AtomicU64::new(0),
+            latency_count: AtomicU64::new(0),
+            connections_total: AtomicU64::new(0),
+            connections_rejected: AtomicU64::new(0),
+            protocol_errors: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts one run of command `id`.
+    pub fn record(&self, id: usize, elapsed: Duration, error: bool) {
         let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-        {
-            let mut commands = self.commands.lock().unwrap_or_else(|e| e.into_inner());
-            let c = commands.entry(name).or_default();
-            c.calls += 1;
-            c.errors += u64::from(error);
-            c.usec += us;
+        if let Some(c) = self.commands.get(id) {
+            c.calls.fetch_add(1, Ordering::Relaxed);
+            c.errors.fetch_add(u64::from(error), Ordering::Relaxed);
+            c.usec.fetch_add(us, Ordering::Relaxed);
         }
         if let Some(i) = BUCKETS_US.iter().position(|&b| us <= b) {
             self.buckets[i].fetch_add(1, Ordering::Relaxed);
@@ -55,11 +73,23 @@ impl Metrics {
         self.latency_count.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Per-command counters, by name.
+    /// Counters of the commands that ran, by name.
     pub fn commands(&self) -> Vec<(&'static str, CommandCounters)> {
-        let commands = self.commands.lock().unwrap_or_else(|e| e.into_inner());
-        let mut all: Vec<_> = commands.iter().map(|(k, v)| (*k, *v)).collect();
-        all.sort_by_key(|(k, _)| *k);
+        let mut all: Vec<_> = self
+            .names
+            .iter()
+            .zip(&self.commands)
+            .map(|(name, c)| {
+                let counters = CommandCounters {
+                    calls: c.calls.load(Ordering::Relaxed),
+                    errors: c.errors.load(Ordering::Relaxed),
+                    usec: c.usec.load(Ordering::Relaxed),
+                };
+                (*name, counters)
+            })
+            .filter(|(_, c)| c.calls > 0)
+            .collect();
+        all.sort_by_key(|(name, _)| *name);
         all
     }
 

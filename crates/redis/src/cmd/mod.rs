@@ -45,6 +45,8 @@ pub struct Spec<E: Engine> {
     pub flags: u8,
     /// Index of the first key argument (0: none), for COMMAND's reply.
     pub first_key: i32,
+    /// Position in the table (for per-command counters).
+    pub id: usize,
     /// The handler.
     pub run: Handler<E>,
 }
@@ -90,7 +92,7 @@ impl<E: Engine> Table<E> {
     /// Every command.
     pub fn new() -> Self {
         let mut by_name = HashMap::new();
-        for spec in strings::specs()
+        for (id, mut spec) in strings::specs()
             .into_iter()
             .chain(keys::specs())
             .chain(hashes::specs())
@@ -99,7 +101,9 @@ impl<E: Engine> Table<E> {
             .chain(lists::specs())
             .chain(timeseries::specs())
             .chain(server::specs())
+            .enumerate()
         {
+            spec.id = id;
             by_name.insert(spec.name, spec);
         }
         Table { by_name }
@@ -120,6 +124,13 @@ impl<E: Engine> Table<E> {
     /// Every command, in no particular order.
     pub fn all(&self) -> impl Iterator<Item = &Spec<E>> {
         self.by_name.values()
+    }
+
+    /// Command names by [`Spec::id`].
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut specs: Vec<&Spec<E>> = self.by_name.values().collect();
+        specs.sort_by_key(|s| s.id);
+        specs.into_iter().map(|s| s.name).collect()
     }
 
     /// How many commands there are.
@@ -223,7 +234,7 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let result = (spec.run)(ctx);
     ctx.core
         .metrics
-        .record(spec.name, started.elapsed(), result.is_err());
+        .record(spec.id, started.elapsed(), result.is_err());
     result
 }
 
@@ -292,6 +303,7 @@ pub fn spec<E: Engine>(
         arity,
         flags,
         first_key,
+        id: 0,
         run,
     }
 }

@@ -125,8 +125,13 @@ fn set<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let opts = parse_set_options(&ctx.args[3..])?;
     let dk = ctx.key(1);
     let value = ctx.arg(2).to_vec();
+    let needs_state = opts.nx || opts.xx || opts.get || matches!(opts.expiry, Expiry::Keep);
     ctx.store().write(|batch, ht| {
-        let info = ctx.store().key_info(&dk, ht)?;
+        let info = if needs_state {
+            ctx.store().key_info(&dk, ht)?
+        } else {
+            None
+        };
         let old = match (&info, opts.get) {
             (Some(info), true) => {
                 info.expect(RedisType::String)?;
@@ -308,7 +313,6 @@ fn setrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let patch = ctx.arg(3).to_vec();
     let offset = offset as usize;
     modify(ctx, |old| {
-        let exists = old.is_some();
         let mut value = old.unwrap_or_default();
         if patch.is_empty() {
             return Ok((None, Frame::Integer(value.len() as i64)));
@@ -323,7 +327,6 @@ fn setrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         }
         value[offset..offset + patch.len()].copy_from_slice(&patch);
         let len = value.len() as i64;
-        let _ = exists;
         Ok((Some(value), Frame::Integer(len)))
     })
 }

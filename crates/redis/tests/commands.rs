@@ -1,0 +1,434 @@
+//! Commands run in process against the in-memory engine with a clock the test moves: TTL
+//! expiry, DocDB-only commands (DOCDB.ASOF, databases, time series), list pops over
+//! tombstones, SCAN completeness, and the key/value layout of format.md §10.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use docdb::clock::{HybridClock, PhysicalClock};
+use docdb::{DocDb, DocDbOptions, GcPolicy};
+use docdb_redis::cmd::execute;
+use docdb_redis::pubsub::Subscriber;
+use docdb_redis::session::Session;
+use docdb_redis::{Core, Frame, RuntimeConfig, Store};
+use engine::MemEngine;
+
+/// A physical clock the test sets (µs since the epoch).
+struct TestClock(Arc<AtomicU64>);
+
+impl PhysicalClock for TestClock {
+    fn now_micros(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// 2026-01-01 in µs: a realistic unix time for EXPIREAT arithmetic.
+const START_MICROS: u64 = 1_767_225_600_000_000;
+
+struct Fixture {
+    core: Core<MemEngine>,
+    session: Session,
+    now: Arc<AtomicU64>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Self::with_config(RuntimeConfig::default())
+    }
+
+    fn with_config(config: RuntimeConfig) -> Self {
+        let now = Arc::new(AtomicU64::new(START_MICROS));
+        let clock = Arc::new(HybridClock::new(Box::new(TestClock(now.clone()))));
+        let policy = GcPolicy::new(clock);
+        let db = DocDb::open(MemEngine::default(), policy, DocDbOptions::default()).expect("open");
+        let core = Core::new(Store::open(db).expect("store"), config);
+        let (push, _rx, _) = Subscriber::channel();
+        let session = Session::new(1, "127.0.0.1:1".parse().expect("addr"), push);
+        let mut fixture = Fixture { core, session, now };
+        fixture.session.authenticated = fixture.core.config().requirepass.is_none();
+        fixture
+    }
+
+    fn run(&mut self, command: &str) -> Frame {
+        let args: Vec<Vec<u8>> = command
+            .split_whitespace()
+            .map(|a| a.as_bytes().to_vec())
+            .collect();
+        let mut replies = execute(&self.core, &mut self.session, &args);
+        assert_eq!(replies.len(), 1, "{command}: {replies:?}");
+        replies.remove(0)
+    }
+
+    fn advance_ms(&self, ms: u64) {
+        self.now.fetch_add(ms * 1000, Ordering::SeqCst);
+    }
+
+    fn now_micros(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    fn dump(&self) -> String {
+        self.core.store.docdb().dump().expect("dump")
+    }
+}
+
+fn bulk(s: &str) -> Frame {
+    Frame::Bulk(s.as_bytes().to_vec())
+}
+
+fn int(n: i64) -> Frame {
+    Frame::Integer(n)
+}
+
+fn ok() -> Frame {
+    Frame::Simple("OK".into())
+}
+
+fn array(items: &[&str]) -> Frame {
+    Frame::Array(items.iter().map(|s| bulk(s)).collect())
+}
+
+/// Masks the hybrid times of dump lines (`HT{ ... }` → `HT`), which depend on the clock.
+fn mask_times(dump: &str) -> Vec<String> {
+    dump.lines()
+        .map(|line| {
+            let mut out = String::new();
+            let mut rest = line;
+            while let Some(start) = rest.find("HT{") {
+                out.push_str(&rest[..start]);
+                out.push_str("HT");
+                let end = rest[start..]
+                    .find('}')
+                    .map_or(rest.len(), |e| start + e + 1);
+                rest = &rest[end..];
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect()
+}
+
+#[test]
+fn strings_expire_at_their_ttl_for_every_command() {
+    let mut f = Fixture::new();
+    assert_eq!(f.run("SET k v PX 1500"), ok());
+    assert_eq!(f.run("PTTL k"), int(1500));
+    f.advance_ms(1000);
+    assert_eq!(f.run("GET k"), bulk("v"));
+    assert_eq!(f.run("TTL k"), int(1), "TTL rounds 500 ms up as Redis does");
+    // INCR-style rewrites keep the TTL.
+    assert_eq!(f.run("APPEND k w"), int(2));
+    assert_eq!(f.run("PTTL k"), int(500));
+    f.advance_ms(501);
+    for command in ["GET k", "STRLEN k", "EXISTS k", "TTL k", "TYPE k"] {
+        let expected = match command {
+            "GET k" => Frame::Null,
+            "STRLEN k" | "EXISTS k" => int(0),
+            "TTL k" => int(-2),
+            _ => Frame::Simple("none".into()),
+        };
+        assert_eq!(f.run(command), expected, "{command} after expiry");
+    }
+    assert_eq!(
+        f.run("SETNX k fresh"),
+        int(1),
+        "an expired key is absent for writes too"
+    );
+    assert_eq!(f.run("TTL k"), int(-1));
+}
+
+#[test]
+fn collections_expire_persist_and_keep_their_ttl_across_writes() {
+    let mut f = Fixture::new();
+    f.run("HSET h a 1");
+    assert_eq!(f.run("EXPIRE h 10"), int(1));
+    f.advance_ms(4000);
+    assert_eq!(f.run("HSET h b 2"), int(1), "a new field of a live hash");
+    assert_eq!(f.run("TTL h"), int(6), "HSET keeps the hash's TTL");
+    assert_eq!(f.run("PERSIST h"), int(1));
+    assert_eq!(f.run("TTL h"), int(-1));
+    f.advance_ms(20_000);
+    assert_eq!(f.run("HGETALL h"), array(&["a", "1", "b", "2"]));
+    f.run("EXPIRE h 1");
+    f.advance_ms(1001);
+    assert_eq!(f.run("HGETALL h"), Frame::Array(Vec::new()));
+    assert_eq!(f.run("HSET h c 3"), int(1), "a new hash after expiry");
+    assert_eq!(f.run("HGETALL h"), array(&["c", "3"]));
+    assert_eq!(f.run("TTL h"), int(-1));
+}
+
+#[test]
+fn expire_at_in_the_past_deletes_and_conditions_apply() {
+    let mut f = Fixture::new();
+    f.run("SET k v");
+    let past = f.now_micros() / 1_000_000 - 10;
+    assert_eq!(f.run(&format!("EXPIREAT k {past}")), int(1));
+    assert_eq!(f.run("EXISTS k"), int(0));
+    f.run("SET k v");
+    assert_eq!(f.run("EXPIRE k 100 XX"), int(0), "XX needs a TTL");
+    assert_eq!(f.run("EXPIRE k 100 NX"), int(1));
+    assert_eq!(f.run("EXPIRE k 50 GT"), int(0));
+    assert_eq!(f.run("EXPIRE k 50 LT"), int(1));
+    assert_eq!(f.run("TTL k"), int(50));
+}
+
+#[test]
+fn asof_reads_the_past_and_refuses_writes() {
+    let mut f = Fixture::new();
+    f.run("SET k one");
+    f.run("RPUSH l a b");
+    f.advance_ms(10);
+    let before = f.now_micros();
+    f.advance_ms(10);
+    f.run("SET k two");
+    f.run("LPOP l");
+    f.run("DEL l");
+    assert_eq!(f.run(&format!("DOCDB.ASOF {before} GET k")), bulk("one"));
+    assert_eq!(
+        f.run(&format!("DOCDB.ASOF {before} LRANGE l 0 -1")),
+        array(&["a", "b"])
+    );
+    assert_eq!(f.run(&format!("DOCDB.ASOF {before} EXISTS l")), int(1));
+    assert_eq!(f.run("GET k"), bulk("two"));
+    assert!(
+        matches!(f.run(&format!("DOCDB.ASOF {before} SET k x")), Frame::Error(e) if e.contains("read-only"))
+    );
+    let future = f.now_micros() + 60_000_000;
+    assert!(
+        matches!(f.run(&format!("DOCDB.ASOF {future} GET k")), Frame::Error(e) if e.contains("future"))
+    );
+    let ancient = START_MICROS - 3_600_000_000;
+    assert!(
+        matches!(f.run(&format!("DOCDB.ASOF {ancient} GET k")), Frame::Error(e) if e.contains("history"))
+    );
+}
+
+#[test]
+fn list_pops_do_not_walk_over_earlier_pops() {
+    let mut f = Fixture::new();
+    for i in 0..2000 {
+        f.run(&format!("RPUSH l {i}"));
+    }
+    for i in 0..1990 {
+        assert_eq!(f.run("LPOP l"), bulk(&i.to_string()));
+    }
+    assert_eq!(f.run("LLEN l"), int(10));
+    assert_eq!(f.run("LRANGE l 0 2"), array(&["1990", "1991", "1992"]));
+    assert_eq!(f.run("LRANGE l -2 -1"), array(&["1998", "1999"]));
+    assert_eq!(f.run("LINDEX l -10"), bulk("1990"));
+    f.run("LPUSH l x y");
+    assert_eq!(f.run("LRANGE l 0 2"), array(&["y", "x", "1990"]));
+    assert_eq!(f.run("RPOP l 2"), array(&["1999", "1998"]));
+    assert_eq!(f.run("LSET l 1 X"), ok());
+    assert_eq!(f.run("LREM l 0 X"), int(1));
+    assert_eq!(
+        f.run("LRANGE l 0 -1"),
+        array(&[
+            "y", "1990", "1991", "1992", "1993", "1994", "1995", "1996", "1997"
+        ])
+    );
+    // A renamed list keeps its order; pops on it are exact.
+    f.run("RENAME l m");
+    assert_eq!(f.run("LPOP m"), bulk("y"));
+    assert_eq!(f.run("RPOP m"), bulk("1997"));
+    assert_eq!(f.run("EXISTS l"), int(0));
+}
+
+#[test]
+fn emptied_collections_disappear() {
+    let mut f = Fixture::new();
+    f.run("SADD s a b");
+    f.run("SREM s a b");
+    assert_eq!(f.run("EXISTS s"), int(0));
+    f.run("HSET h a 1");
+    f.run("HDEL h a");
+    assert_eq!(f.run("TYPE h"), Frame::Simple("none".into()));
+    f.run("ZADD z 1 a");
+    f.run("ZPOPMIN z");
+    assert_eq!(f.run("EXISTS z"), int(0));
+    f.run("RPUSH l a");
+    f.run("RPOP l");
+    assert_eq!(f.run("EXISTS l"), int(0));
+    assert_eq!(f.run("SET s str"), ok(), "the name is free for any type");
+}
+
+#[test]
+fn sorted_sets_keep_both_indexes_and_the_count() {
+    let mut f = Fixture::new();
+    assert_eq!(f.run("ZADD z 2 b 1 a 3 c"), int(3));
+    assert_eq!(f.run("ZADD z CH 5 a"), int(1));
+    assert_eq!(
+        f.run("ZRANGE z 0 -1 WITHSCORES"),
+        array(&["b", "2", "c", "3", "a", "5"])
+    );
+    assert_eq!(f.run("ZREVRANGE z 0 0"), array(&["a"]));
+    assert_eq!(f.run("ZRANGEBYSCORE z (2 +inf"), array(&["c", "a"]));
+    assert_eq!(f.run("ZADD z INCR 1.5 b"), bulk("3.5"));
+    assert_eq!(f.run("ZCARD z"), int(3));
+    assert_eq!(f.run("ZREM z c nope"), int(1));
+    assert_eq!(f.run("ZSCORE z b"), bulk("3.5"));
+    let lines = mask_times(&f.dump());
+    assert!(
+        lines.iter().any(|l| l.contains(", [counter; HT]) -> 2")),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn time_series_ranges_in_both_directions() {
+    let mut f = Fixture::new();
+    assert_eq!(f.run("TSADD ts 10 a 30 c 20 b"), ok());
+    assert_eq!(f.run("TSGET ts 20"), bulk("b"));
+    assert_eq!(
+        f.run("TSRANGEBYTIME ts 15 +inf"),
+        array(&["20", "b", "30", "c"])
+    );
+    assert_eq!(
+        f.run("TSREVRANGEBYTIME ts -inf +inf LIMIT 2"),
+        array(&["30", "c", "20", "b"])
+    );
+    assert_eq!(f.run("TSRANGEBYTIME ts (10 (30"), array(&["20", "b"]));
+    assert_eq!(f.run("TSLASTN ts 2"), array(&["20", "b", "30", "c"]));
+    assert_eq!(f.run("TSREM ts 20"), ok());
+    assert_eq!(f.run("TSCARD ts"), int(2));
+    assert_eq!(f.run("TYPE ts"), Frame::Simple("tskey".into()));
+    assert_eq!(f.run("TSADD ts 40 d EXPIRE_IN 5"), ok());
+    f.advance_ms(5001);
+    assert_eq!(f.run("TSGET ts 40"), Frame::Null);
+}
+
+#[test]
+fn databases_are_separate_key_spaces() {
+    let mut f = Fixture::new();
+    f.run("SET k zero");
+    assert_eq!(f.run("SELECT 3"), ok());
+    assert_eq!(f.run("GET k"), Frame::Null);
+    f.run("SET k three");
+    assert_eq!(f.run("CREATEDB app"), ok());
+    assert!(matches!(f.run("CREATEDB app"), Frame::Error(_)));
+    assert_eq!(f.run("SELECT app"), ok());
+    f.run("SET k app");
+    assert_eq!(f.run("DBSIZE"), int(1));
+    assert!(matches!(f.run("SELECT 16"), Frame::Error(e) if e.contains("out of range")));
+    f.run("SELECT 3");
+    assert_eq!(f.run("FLUSHDB"), ok());
+    assert_eq!(f.run("GET k"), Frame::Null);
+    f.run("SELECT 0");
+    assert_eq!(f.run("GET k"), bulk("zero"));
+    assert_eq!(f.run("DELETEDB app"), ok());
+    assert!(matches!(f.run("SELECT app"), Frame::Error(_)));
+    let listed = f.run("LISTDB");
+    assert!(
+        matches!(&listed, Frame::Array(items) if items.len() == 16),
+        "{listed:?}"
+    );
+    assert!(
+        mask_times(&f.dump())
+            .iter()
+            .any(|l| l.starts_with("SubDocKey(DocKey(ColocationId=3, 0x"))
+    );
+}
+
+#[test]
+fn scan_visits_every_key_once_across_cursors() {
+    let mut f = Fixture::new();
+    for i in 0..500 {
+        f.run(&format!("SET key:{i} v"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut cursor = "0".to_string();
+    let mut calls = 0;
+    loop {
+        let Frame::Array(parts) = f.run(&format!("SCAN {cursor} COUNT 20")) else {
+            panic!("SCAN reply");
+        };
+        let (Frame::Bulk(next), Frame::Array(keys)) = (&parts[0], &parts[1]) else {
+            panic!("SCAN parts");
+        };
+        for key in keys {
+            let Frame::Bulk(k) = key else { panic!("key") };
+            assert!(seen.insert(k.clone()), "duplicate {k:?}");
+        }
+        cursor = String::from_utf8(next.clone()).expect("cursor");
+        calls += 1;
+        if cursor == "0" {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 500);
+    assert!(calls > 5, "COUNT bounds each call: {calls} calls");
+}
+
+#[test]
+fn the_seeds_redis_table_has_the_documented_layout() {
+    let mut f = Fixture::new();
+    for command in [
+        "SET key1 value1 EX 15",
+        "HSET key2 subkey1 value1",
+        "HSET key2 subkey2 value2",
+        "DEL key2",
+        "HMSET key2 subkey1 new_val1 subkey3 value3",
+        "SADD key3 value4 value5",
+        "SADD key3 value6",
+    ] {
+        f.advance_ms(1);
+        f.run(command);
+    }
+    let slot = |key: &str| dockv::hash::redis_hash_slot(key.as_bytes());
+    let doc = |key: &str| format!("DocKey(0x{:04x}, [\"{key}\"], [])", slot(key));
+    let expected = vec![
+        format!(
+            "SubDocKey({}, [HT]) -> \"value1\"; ttl: 15.000s",
+            doc("key1")
+        ),
+        format!("SubDocKey({}, [HT]) -> {{}}", doc("key2")),
+        format!("SubDocKey({}, [HT]) -> DEL", doc("key2")),
+        format!("SubDocKey({}, [HT]) -> {{}}", doc("key2")),
+        format!(
+            "SubDocKey({}, [\"subkey1\"; HT]) -> \"new_val1\"",
+            doc("key2")
+        ),
+        format!(
+            "SubDocKey({}, [\"subkey1\"; HT]) -> \"value1\"",
+            doc("key2")
+        ),
+        format!(
+            "SubDocKey({}, [\"subkey2\"; HT]) -> \"value2\"",
+            doc("key2")
+        ),
+        format!(
+            "SubDocKey({}, [\"subkey3\"; HT]) -> \"value3\"",
+            doc("key2")
+        ),
+        // YugabyteDB prints the Redis set marker as `()`.
+        format!("SubDocKey({}, [HT]) -> ()", doc("key3")),
+        format!("SubDocKey({}, [\"value4\"; HT]) -> null", doc("key3")),
+        format!("SubDocKey({}, [\"value5\"; HT]) -> null", doc("key3")),
+        format!("SubDocKey({}, [\"value6\"; HT]) -> null", doc("key3")),
+    ];
+    let mut got = mask_times(&f.dump());
+    let mut want = expected;
+    // Documents sort by slot; compare per document, in stored order within each.
+    got.sort_by_key(|l| l.split(", [").next().map(str::to_string));
+    want.sort_by_key(|l| l.split(", [").next().map(str::to_string));
+    assert_eq!(got, want);
+}
+
+#[test]
+fn auth_gates_every_command_but_auth_hello_and_quit() {
+    let config = RuntimeConfig {
+        requirepass: Some("s3cret".into()),
+        ..RuntimeConfig::default()
+    };
+    let mut f = Fixture::with_config(config);
+    assert_eq!(
+        f.run("GET k"),
+        Frame::Error("NOAUTH Authentication required.".into())
+    );
+    assert_eq!(
+        f.run("AUTH wrong"),
+        Frame::Error("WRONGPASS invalid username-password pair or user is disabled.".into())
+    );
+    assert_eq!(f.run("AUTH s3cret"), ok());
+    assert_eq!(f.run("GET k"), Frame::Null);
+}
