@@ -48,3 +48,14 @@ ensure_cxx() {
 ensure_build_prereqs() {
   ensure_cxx && ensure_libclang
 }
+
+# The Redis peers the server's tests compare against: redis-server, redis-cli and
+# redis-benchmark (Debian's redis-server and redis-tools).
+ensure_redis_tools() {
+  command -v redis-server >/dev/null && command -v redis-cli >/dev/null \
+    && command -v redis-benchmark >/dev/null && return 0
+  echo "==> installing redis-server and redis-tools (the Redis tests' real peers)" >&2
+  apt_install redis-server redis-tools || { echo "error: cannot install redis-server/redis-tools" >&2; return 1; }
+  # Debian starts a system redis on 6379; the tests start their own on free ports.
+  if command -v systemctl >/dev/null; then as_root systemctl stop redis-server >/dev/null 2>&1 || true; fi
+}

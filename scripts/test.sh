@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/prereqs.sh
 ensure_build_prereqs
+ensure_redis_tools
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check

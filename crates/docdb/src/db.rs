@@ -441,11 +441,14 @@ impl<E: Engine> DocDb<E> {
             if in_flight == NO_WRITE || (in_flight != TAKING_TIME && in_flight > now.0) {
                 return now;
             }
+            // Usually the write lands within microseconds; a synced one may take a disk flush.
             spins += 1;
             if spins < 64 {
                 std::hint::spin_loop();
-            } else {
+            } else if spins < 256 {
                 std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
             }
         }
     }
