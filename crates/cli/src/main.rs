@@ -21,7 +21,7 @@ struct Cli {
 enum Command {
     /// Serves the Redis protocol (YEDIS commands and more) on an embedded RocksDB data
     /// directory, until SIGINT or SIGTERM.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// The DocDB shell: write batches at hybrid times, point-in-time reads, compactions, dumps
     /// (the language of shared/spec/shell.md).
     ///
@@ -58,7 +58,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let ok = match cli.command {
-        Command::Serve(args) => report(serve::run(args)),
+        Command::Serve(args) => report(serve::run(*args)),
         Command::Decode { kind, input } => decode::run(kind, input.as_deref()),
         Command::Shell { data_dir, file } => report(
             docdb_shell::shell_command(data_dir.as_deref(), file.as_deref()).map(|failed| !failed),

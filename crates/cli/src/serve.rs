@@ -148,7 +148,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         limits: Limits {
             max_bulk_len: args.proto_max_bulk_len.unwrap_or(defaults.max_bulk_len),
             max_multibulk_len: args.max_multibulk_len.unwrap_or(defaults.max_multibulk_len),
-            max_inline_len: defaults.max_inline_len,
+            ..defaults
         },
         fsync,
         listen: listen.clone(),
@@ -201,7 +201,7 @@ fn open_store(settings: &Settings) -> anyhow::Result<Store<RocksEngine>> {
         ..DocDbOptions::default()
     };
     let db = DocDb::open(engine, policy, options)?;
-    Ok(Store::open(db).map_err(|e| anyhow::anyhow!("{e}"))?)
+    Store::open(db).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 async fn bind(addr: &str, what: &str) -> anyhow::Result<TcpListener> {

@@ -474,7 +474,7 @@ fn sorted(items: &[Frame]) -> Vec<String> {
 }
 
 fn pairs(items: &[Frame]) -> Option<Vec<(String, String)>> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return None;
     }
     let mut out: Vec<_> = items
@@ -521,6 +521,15 @@ const FINAL_STEP: usize = usize::MAX;
 /// A run stops collecting after this many mismatches (later ones are mostly echoes).
 const MAX_MISMATCHES: usize = 25;
 
+/// A step index as shown in reports.
+fn step_label(step: usize) -> String {
+    if step == FINAL_STEP {
+        "final state check".into()
+    } else {
+        format!("step {step}")
+    }
+}
+
 /// One connection to each server, plus the evidence for failure reports.
 struct Pair {
     redis: RespClient,
@@ -559,7 +568,12 @@ impl Pair {
             equivalent(op.cmp, &r, &d)
         };
         if same {
-            self.remember(format!("[{step}] {} -> {}", op.text(), render(&r)));
+            self.remember(format!(
+                "[{}] {} -> {}",
+                step_label(step),
+                op.text(),
+                render(&r)
+            ));
         } else {
             self.mismatch(step, op, &r, &d);
         }
@@ -568,11 +582,7 @@ impl Pair {
 
     fn mismatch(&mut self, step: usize, op: &Op, r: &Frame, d: &Frame) {
         let before: Vec<String> = self.history.iter().map(|h| format!("\n    {h}")).collect();
-        let at = if step == FINAL_STEP {
-            "the final state check".to_string()
-        } else {
-            format!("step {step}")
-        };
+        let at = step_label(step);
         self.mismatches.push(format!(
             "seed {} {at}: {}\n  redis: {}\n  docdb: {}\n  preceded by:{}",
             self.seed,
@@ -582,9 +592,12 @@ impl Pair {
             before.concat()
         ));
         self.history.clear();
-        self.remember(format!("[{step}] (mismatch; both servers flushed)"));
+        self.remember(format!(
+            "[{}] (mismatch; both servers flushed)",
+            step_label(step)
+        ));
         for (is_redis, name) in [(true, "redis"), (false, "docdb")] {
-            let reply = self.call(is_redis, step, &args!["FLUSHALL"]);
+            let reply = self.call(is_redis, step, &["FLUSHALL".to_string()]);
             assert_eq!(
                 reply,
                 Frame::Simple("OK".into()),
@@ -617,7 +630,8 @@ impl Pair {
         };
         client.call(args).unwrap_or_else(|e| {
             panic!(
-                "seed {} step {step}: {name} failed on {:?}: {e}\nrecent:\n{}\nmismatches so far:\n{}",
+                "seed {} step {step}: no reply from {name} to {:?}: {e} (a crash, a close, or a \
+                 reply the test client cannot parse)\nrecent:\n{}\nmismatches so far:\n{}",
                 self.seed,
                 args,
                 Vec::from(self.history.clone()).join("\n"),
@@ -634,8 +648,8 @@ impl Pair {
             (Frame::Bulk(a), Frame::Bulk(b)) if a != b => {
                 let key = op.args[1].clone();
                 let (a, b) = (lossless(a), lossless(b));
-                self.call(true, step, &args!["SADD", key.clone(), a]);
-                self.call(true, step, &args!["SREM", key, b]) == Frame::Integer(1)
+                self.call(true, step, &["SADD".to_string(), key.clone(), a]);
+                self.call(true, step, &["SREM".to_string(), key, b]) == Frame::Integer(1)
             }
             _ => r == d,
         }
@@ -886,6 +900,9 @@ fn expiry_after_sleeping_matches_redis() {
 
 /// Floating-point replies must be formatted exactly as Redis formats them (INCRBYFLOAT with
 /// long-double arithmetic and trailing zeros trimmed; scores with `%.17g`).
+///
+/// A score of -0 is left out: Redis answers "0" for a small (listpack) sorted set and "-0"
+/// for a large (skiplist) one.
 #[test]
 fn float_formatting_matches_redis() {
     let redis = require_redis(&[]);
@@ -912,7 +929,6 @@ fn float_formatting_matches_redis() {
         Run(&["ZADD", "z", "0.1", "a"], EXACT),
         Run(&["ZADD", "z", "1e100", "b"], EXACT),
         Run(&["ZADD", "z", "123456789012345678", "c"], EXACT),
-        Run(&["ZADD", "z", "-0.0", "d"], EXACT),
         Run(&["ZADD", "z", "4503599627370496", "e"], EXACT),
         Run(&["ZADD", "z", "1.5", "f"], EXACT),
         Run(&["ZADD", "z", "3.0000000000000004", "g"], EXACT),
@@ -922,7 +938,6 @@ fn float_formatting_matches_redis() {
         Run(&["ZSCORE", "z", "a"], EXACT),
         Run(&["ZSCORE", "z", "b"], EXACT),
         Run(&["ZSCORE", "z", "c"], EXACT),
-        Run(&["ZSCORE", "z", "d"], EXACT),
         Run(&["ZSCORE", "z", "e"], EXACT),
         Run(&["ZSCORE", "z", "g"], EXACT),
         Run(&["ZSCORE", "z", "h"], EXACT),
@@ -934,6 +949,66 @@ fn float_formatting_matches_redis() {
         Run(&["ZADD", "z", "nan", "x"], EXACT),
         Run(&["ZADD", "z", "INCR", "+inf", "i"], EXACT),
         Run(&["ZADD", "z", "INCR", "-inf", "i"], EXACT),
+    ];
+    lockstep(&mut pair, &script);
+    fail_on_mismatches(&pair.mismatches, "deterministic script");
+}
+
+/// RENAME of every type, then updates and reads of the renamed value (and of what the
+/// rename replaced): the moved value must behave exactly like one written in place.
+#[test]
+fn rename_then_update_matches_redis() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let mut pair = Pair::new(&redis, &docdb, 0);
+    let script = [
+        Run(&["ZADD", "z1", "1", "a", "2", "b", "3", "c"], EXACT),
+        Run(&["ZADD", "z2", "-1", "old"], EXACT),
+        Run(&["RENAME", "z1", "z2"], EXACT),
+        Run(&["ZRANGE", "z2", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZADD", "z2", "7", "a"], EXACT),
+        Run(&["ZRANGE", "z2", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZREM", "z2", "b"], EXACT),
+        Run(&["ZREVRANGE", "z2", "0", "-1", "WITHSCORES"], EXACT),
+        Run(
+            &["ZRANGEBYSCORE", "z2", "-inf", "+inf", "WITHSCORES"],
+            EXACT,
+        ),
+        Run(&["ZPOPMIN", "z2"], EXACT),
+        Run(&["ZCARD", "z2"], EXACT),
+        Run(&["ZSCORE", "z2", "old"], EXACT),
+        Run(&["EXISTS", "z1"], EXACT),
+        Run(&["HSET", "h1", "f", "1", "g", "2"], EXACT),
+        Run(&["RENAME", "h1", "h2"], EXACT),
+        Run(&["HINCRBY", "h2", "f", "5"], EXACT),
+        Run(&["HDEL", "h2", "g"], EXACT),
+        Run(&["HGETALL", "h2"], Cmp::Pairs),
+        Run(&["RPUSH", "l1", "a", "b", "c"], EXACT),
+        Run(&["RENAME", "l1", "l2"], EXACT),
+        Run(&["LPUSH", "l2", "z"], EXACT),
+        Run(&["LSET", "l2", "2", "B"], EXACT),
+        Run(&["RPOP", "l2"], EXACT),
+        Run(&["LRANGE", "l2", "0", "-1"], EXACT),
+        Run(&["SADD", "s1", "a", "b"], EXACT),
+        Run(&["RENAME", "s1", "s2"], EXACT),
+        Run(&["SREM", "s2", "a"], EXACT),
+        Run(&["SADD", "s2", "c"], EXACT),
+        Run(&["SMEMBERS", "s2"], Cmp::Unordered),
+        Run(&["SET", "k1", "v", "EX", "100"], EXACT),
+        Run(&["SET", "k2", "w"], EXACT),
+        Run(&["RENAME", "k1", "k2"], EXACT),
+        Run(&["TTL", "k2"], Cmp::Within(2)),
+        Run(&["APPEND", "k2", "x"], EXACT),
+        Run(&["GET", "k2"], EXACT),
+        Run(&["RENAME", "k2", "k2"], EXACT),
+        Run(&["GET", "k2"], EXACT),
+        Run(&["RENAME", "nokey", "k3"], EXACT),
+        Run(&["RENAME", "z2", "h2"], EXACT),
+        Run(&["TYPE", "h2"], EXACT),
+        Run(&["ZRANGE", "h2", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZADD", "h2", "0", "x"], EXACT),
+        Run(&["ZRANGE", "h2", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["KEYS", "*"], Cmp::Unordered),
     ];
     lockstep(&mut pair, &script);
     fail_on_mismatches(&pair.mismatches, "deterministic script");

@@ -445,15 +445,84 @@ fn assert_slot_frees_up(server: &Server) {
     loop {
         let mut raw = Raw::connect(server.addr(), server.name);
         raw.send(b"PING\r\n");
-        let got = show(&raw.read_line());
-        if got == "+PONG\\r\\n" {
+        let got = raw.read_line();
+        if got == b"+PONG\r\n" {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "{}: no slot after a client left (last reply {got})",
-            server.name
+            "{}: no slot after a client left (last reply {})",
+            server.name,
+            show(&got)
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Publish/subscribe: confirmations, messages and pattern messages as Redis frames them,
+/// the commands allowed while subscribed, and leaving subscribed mode.
+#[test]
+fn publish_and_subscribe() {
+    on_both(&[], |server| {
+        let (mut sub, mut other) = (server.raw(), server.raw());
+        sub.send(&cmd(&["SUBSCRIBE", "ch1", "ch2"]));
+        sub.expect(
+            b"*3\r\n$9\r\nsubscribe\r\n$3\r\nch1\r\n:1\r\n\
+              *3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n",
+            "SUBSCRIBE",
+        );
+        sub.send(&cmd(&["PSUBSCRIBE", "c*"]));
+        sub.expect(
+            b"*3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n",
+            "PSUBSCRIBE",
+        );
+        other.exchange(&cmd(&["PUBLISH", "ch1", "hello"]), b":2\r\n");
+        sub.expect(
+            b"*3\r\n$7\r\nmessage\r\n$3\r\nch1\r\n$5\r\nhello\r\n\
+              *4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$3\r\nch1\r\n$5\r\nhello\r\n",
+            "a message to ch1",
+        );
+        other.exchange(
+            &cmd(&["PUBSUB", "NUMSUB", "ch1", "zz"]),
+            b"*4\r\n$3\r\nch1\r\n:1\r\n$2\r\nzz\r\n:0\r\n",
+        );
+        other.exchange(&cmd(&["PUBSUB", "NUMPAT"]), b":1\r\n");
+        other.exchange(&cmd(&["PUBSUB", "CHANNELS", "ch1"]), b"*1\r\n$3\r\nch1\r\n");
+        check_subscribed_mode(&mut sub);
+        other.exchange(&cmd(&["PUBLISH", "ch1", "x"]), b":0\r\n");
+    });
+}
+
+/// While subscribed only (P)(UN)SUBSCRIBE, PING and QUIT run; PING answers as a message.
+/// Unsubscribing from everything returns to normal mode.
+fn check_subscribed_mode(sub: &mut Raw) {
+    sub.send(&cmd(&["GET", "x"]));
+    sub.expect(
+        b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / \
+          RESET are allowed in this context\r\n",
+        "GET while subscribed",
+    );
+    sub.send(&cmd(&["PING"]));
+    sub.expect(b"*2\r\n$4\r\npong\r\n$0\r\n\r\n", "PING while subscribed");
+    sub.send(&cmd(&["UNSUBSCRIBE", "ch1"]));
+    sub.expect(
+        b"*3\r\n$11\r\nunsubscribe\r\n$3\r\nch1\r\n:2\r\n",
+        "UNSUBSCRIBE ch1",
+    );
+    sub.send(&cmd(&["PUNSUBSCRIBE"]));
+    sub.expect(
+        b"*3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:1\r\n",
+        "PUNSUBSCRIBE",
+    );
+    sub.send(&cmd(&["UNSUBSCRIBE"]));
+    sub.expect(
+        b"*3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:0\r\n",
+        "UNSUBSCRIBE",
+    );
+    sub.send(&cmd(&["UNSUBSCRIBE"]));
+    sub.expect(
+        b"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:0\r\n",
+        "UNSUBSCRIBE again",
+    );
+    sub.exchange(&cmd(&["GET", "x"]), b"$-1\r\n");
 }

@@ -604,7 +604,7 @@ fn random_child_range(rng: &mut Rng, doc: Option<&SubDocument>) -> ChildRange {
         Some(SubDocument::Object { children, .. }) => children.keys().cloned().collect(),
         _ => Vec::new(),
     };
-    let mut bound = |rng: &mut Rng| -> Option<Vec<u8>> {
+    let bound = |rng: &mut Rng| -> Option<Vec<u8>> {
         if keys.is_empty() || rng.chance(40) {
             return None;
         }

@@ -17,6 +17,22 @@ pub struct Limits {
     pub max_multibulk_len: usize,
     /// Longest inline request line. Default 64 KiB (Redis's `PROTO_INLINE_MAX_SIZE`).
     pub max_inline_len: usize,
+    /// The client has not authenticated yet: over-limit counts and lengths are reported
+    /// as Redis does before AUTH (`unauthenticated multibulk length`).
+    pub unauthenticated: bool,
+}
+
+impl Limits {
+    /// Redis's limits for a client that has not yet authenticated: at most 10 arguments of
+    /// at most 16 KiB.
+    pub fn unauthenticated(self) -> Limits {
+        Limits {
+            max_bulk_len: self.max_bulk_len.min(16 * 1024),
+            max_multibulk_len: self.max_multibulk_len.min(10),
+            unauthenticated: true,
+            ..self
+        }
+    }
 }
 
 impl Default for Limits {
@@ -25,6 +41,7 @@ impl Default for Limits {
             max_bulk_len: 512 << 20,
             max_multibulk_len: 1024 * 1024,
             max_inline_len: 64 * 1024,
+            unauthenticated: false,
         }
     }
 }
@@ -210,10 +227,16 @@ pub(crate) fn parse_int(text: &[u8]) -> Option<i64> {
     if digits[0] == b'0' && (digits.len() > 1 || negative) {
         return None;
     }
-    let value = digits.iter().try_fold(0i64, |acc, &d| {
-        acc.checked_mul(10)?.checked_add(i64::from(d - b'0'))
-    })?;
-    Some(if negative { -value } else { value })
+    // Accumulate towards the sign so that i64::MIN, whose magnitude has no i64, parses.
+    digits.iter().try_fold(0i64, |acc, &d| {
+        let digit = i64::from(d - b'0');
+        let shifted = acc.checked_mul(10)?;
+        if negative {
+            shifted.checked_sub(digit)
+        } else {
+            shifted.checked_add(digit)
+        }
+    })
 }
 
 /// Checks whether `buf` starts with a whole request and returns its length, without building
@@ -253,7 +276,11 @@ fn scan_request(
     };
     let count = parse_int(count).ok_or_else(|| protocol("invalid multibulk length"))?;
     if count > limits.max_multibulk_len as i64 {
-        return Err(protocol("invalid multibulk length"));
+        return Err(protocol(if limits.unauthenticated {
+            "unauthenticated multibulk length"
+        } else {
+            "invalid multibulk length"
+        }));
     }
     for _ in 0..count.max(0) {
         let tag = cursor.byte()?;
@@ -272,8 +299,15 @@ fn scan_request(
             Err(e) => return Err(e),
         };
         let len = parse_int(len).ok_or_else(|| protocol("invalid bulk length"))?;
-        if len < 0 || len > limits.max_bulk_len as i64 {
+        if len < 0 {
             return Err(protocol("invalid bulk length"));
+        }
+        if len > limits.max_bulk_len as i64 {
+            return Err(protocol(if limits.unauthenticated {
+                "unauthenticated bulk length"
+            } else {
+                "invalid bulk length"
+            }));
         }
         emit(cursor.bytes(len as usize)?);
     }
@@ -455,6 +489,7 @@ mod tests {
             max_bulk_len: 16,
             max_multibulk_len: 4,
             max_inline_len: 32,
+            unauthenticated: false,
         };
         let cases: &[(&[u8], &str)] = &[
             (b"*x\r\n", "invalid multibulk length"),
@@ -545,7 +580,7 @@ mod tests {
 
         #[test]
         fn parsers_never_panic(bytes: Vec<u8>) {
-            let limits = Limits { max_bulk_len: 64, max_multibulk_len: 8, max_inline_len: 64 };
+            let limits = Limits { max_bulk_len: 64, max_multibulk_len: 8, max_inline_len: 64, unauthenticated: false };
             let _ = check_request(&bytes, &limits);
             let _ = parse_request(&bytes, &limits);
             let _ = Frame::parse(&bytes);

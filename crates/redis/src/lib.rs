@@ -10,6 +10,7 @@ pub mod core;
 pub mod error;
 pub mod frame;
 pub mod glob;
+pub mod long_double;
 pub mod metrics;
 pub mod number;
 pub mod pubsub;

@@ -53,7 +53,7 @@ fn format_g17(value: f64) -> String {
     let sci = format!("{:.*e}", (PRECISION - 1) as usize, value);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= PRECISION {
+    if !(-4..PRECISION).contains(&exp) {
         let mantissa = trim_fraction(mantissa);
         let sign = if exp < 0 { '-' } else { '+' };
         return format!("{mantissa}e{sign}{:02}", exp.abs());
@@ -70,101 +70,22 @@ fn trim_fraction(text: &str) -> &str {
     }
 }
 
-/// `INCRBYFLOAT`: `current + increment`, printed as Redis prints a long double (`%.17Lf`
-/// with trailing zeros removed). Short decimals are added exactly, as Redis's 80-bit long
-/// double effectively does for them, so `0.1 + 0.2` is `0.3`.
+/// `INCRBYFLOAT`: `current + increment` in x87 extended precision, printed as Redis
+/// prints it (see [`crate::long_double`]).
 pub fn incr_by_float(current: &[u8], increment: &[u8]) -> CmdResult<String> {
-    let a = parse_f64(current).ok_or(CmdError::NotFloat)?;
-    let b = parse_f64(increment).ok_or(CmdError::NotFloat)?;
-    let sum = a + b;
-    if !sum.is_finite() {
-        return Err(CmdError::err("increment would produce NaN or Infinity"));
-    }
-    if let (Some(x), Some(y)) = (Fixed::parse(current), Fixed::parse(increment))
-        && let Some(total) = x.0.checked_add(y.0)
-    {
-        return Ok(Fixed(total).to_string());
-    }
-    Ok(human_float(sum))
-}
-
-/// `%.17f` with trailing zeros (and a trailing dot) removed, `-0` as `0`.
-fn human_float(value: f64) -> String {
-    let text = format!("{value:.17}");
-    let trimmed = trim_fraction(&text);
-    if trimmed == "-0" {
-        "0".into()
-    } else {
-        trimmed.into()
-    }
-}
-
-/// A decimal with 17 fractional digits, as an integer count of 1e-17.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Fixed(i128);
-
-const FRACTION_DIGITS: u32 = 17;
-
-impl Fixed {
-    /// Parses `[-+]digits[.digits][e[-+]digits]` when it is exact in 17 fractional digits.
-    fn parse(bytes: &[u8]) -> Option<Fixed> {
-        let text = std::str::from_utf8(bytes).ok()?;
-        let (mantissa, exp) = match text.find(['e', 'E']) {
-            Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
-            None => (text, 0),
-        };
-        let (negative, digits) = match mantissa.as_bytes().first()? {
-            b'-' => (true, &mantissa[1..]),
-            b'+' => (false, &mantissa[1..]),
-            _ => (false, mantissa),
-        };
-        let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
-        if int_part.is_empty() && frac_part.is_empty() {
-            return None;
-        }
-        if !int_part
-            .bytes()
-            .chain(frac_part.bytes())
-            .all(|b| b.is_ascii_digit())
-        {
-            return None;
-        }
-        let all: String = [int_part, frac_part].concat();
-        let scale = i32::try_from(FRACTION_DIGITS).ok()? + exp - frac_part.len() as i32;
-        let all = all.trim_start_matches('0');
-        let mut value: i128 = if all.is_empty() { 0 } else { all.parse().ok()? };
-        if scale >= 0 {
-            value = value.checked_mul(10i128.checked_pow(scale as u32)?)?;
-        } else {
-            let div = 10i128.checked_pow(scale.unsigned_abs())?;
-            if value % div != 0 {
-                return None;
-            }
-            value /= div;
-        }
-        // Beyond ~19 significant digits a long double rounds; leave those to f64.
-        if value.unsigned_abs() >= 10u128.pow(FRACTION_DIGITS + 19) {
-            return None;
-        }
-        Some(Fixed(if negative { -value } else { value }))
-    }
-}
-
-impl std::fmt::Display for Fixed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let unit = 10u128.pow(FRACTION_DIGITS);
-        let abs = self.0.unsigned_abs();
-        let (int, frac) = (abs / unit, abs % unit);
-        if self.0 < 0 {
-            f.write_str("-")?;
-        }
-        write!(f, "{int}")?;
-        if frac != 0 {
-            let digits = format!("{frac:017}");
-            write!(f, ".{}", digits.trim_end_matches('0'))?;
-        }
-        Ok(())
-    }
+    use crate::long_double::{Invalid, LongDouble};
+    let parse = |text: &[u8]| match LongDouble::parse(text) {
+        Ok(value) => Ok(Some(value)),
+        // `inf` parses, and then the sum is infinite or NaN.
+        Err(Invalid::Infinite) => Ok(None),
+        Err(Invalid::NotANumber) => Err(CmdError::NotFloat),
+    };
+    let (a, b) = (parse(current)?, parse(increment)?);
+    let infinite = || CmdError::err("increment would produce NaN or Infinity");
+    let (Some(a), Some(b)) = (a, b) else {
+        return Err(infinite());
+    };
+    Ok(a.add(&b).map_err(|_| infinite())?.to_human_string())
 }
 
 #[cfg(test)]
@@ -192,6 +113,7 @@ mod tests {
         assert_eq!(incr_by_float(b"5.0e3", b"2.0e2").expect("sum"), "5200");
         assert_eq!(incr_by_float(b"3", b"-3").expect("sum"), "0");
         assert_eq!(incr_by_float(b"-1.5", b"0.25").expect("sum"), "-1.25");
+        assert!(incr_by_float(b"inf", b"1").is_err());
         assert!(incr_by_float(b"abc", b"1").is_err());
         assert!(incr_by_float(b"1", b"nan").is_err());
     }

@@ -160,10 +160,17 @@ fn handle_input<E: Engine>(
     input: &mut Vec<u8>,
     output: &mut Vec<u8>,
 ) -> bool {
-    let limits = core.config().limits;
+    let configured = core.config().limits;
     let mut consumed = 0;
     let mut close = false;
     while consumed < input.len() {
+        // Before AUTH, Redis accepts only small requests (re-checked per request: AUTH
+        // may have just succeeded).
+        let limits = if session.needs_auth(&core.config()) {
+            configured.unauthenticated()
+        } else {
+            configured
+        };
         match parse_request(&input[consumed..], &limits) {
             Ok((args, used)) => {
                 consumed += used;

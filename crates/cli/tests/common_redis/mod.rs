@@ -131,9 +131,19 @@ pub fn both(flags: &[&str]) -> Vec<Server> {
     redis(flags).into_iter().chain([docdb(flags)]).collect()
 }
 
-/// Bytes as readable text for failure messages.
+/// Bytes as readable text for failure messages: printable ASCII as is, the rest escaped.
 pub fn show(bytes: &[u8]) -> String {
-    bytes.escape_ascii().to_string()
+    let mut out = String::new();
+    for &b in bytes {
+        match b {
+            b'\r' => out.push_str("\\r"),
+            b'\n' => out.push_str("\\n"),
+            b'\\' => out.push_str("\\\\"),
+            b' '..=b'~' => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
 }
 
 /// A raw TCP connection for exact byte-level exchanges.
@@ -172,8 +182,17 @@ impl Raw {
     /// Reads exactly `want.len()` bytes (or what arrives before EOF or the timeout) and
     /// asserts they are `want`.
     pub fn expect(&mut self, want: &[u8], context: &str) {
-        let got = self.read_up_to(want.len());
-        assert_eq!(show(&got), show(want), "{}: reply to {context}", self.name);
+        let mut got = self.read_up_to(want.len());
+        if got != want {
+            got.extend(self.read_briefly());
+        }
+        assert!(
+            got == want,
+            "{}: reply to {context}\n  got:  {}\n  want: {}",
+            self.name,
+            show(&got),
+            show(want)
+        );
     }
 
     /// Asserts the server closes the connection without sending anything more.
@@ -217,6 +236,20 @@ impl Raw {
             line.extend(byte);
         }
         line
+    }
+
+    /// Whatever else arrives within a moment (to show a whole wrong reply).
+    fn read_briefly(&mut self) -> Vec<u8> {
+        let mut more = Vec::new();
+        let _ = self
+            .stream
+            .set_read_timeout(Some(Duration::from_millis(200)));
+        let mut chunk = [0u8; 4096];
+        while let Ok(n @ 1..) = self.stream.read(&mut chunk) {
+            more.extend_from_slice(&chunk[..n]);
+        }
+        let _ = self.stream.set_read_timeout(Some(RAW_WAIT));
+        more
     }
 
     fn read_up_to(&mut self, len: usize) -> Vec<u8> {

@@ -150,7 +150,7 @@ pub(super) fn scan_members<E: Engine>(
 }
 
 fn hset_generic<E: Engine>(ctx: &mut Ctx<'_, E>, name: &str) -> CmdResult<i64> {
-    if ctx.args.len() % 2 != 0 {
+    if !ctx.args.len().is_multiple_of(2) {
         return Err(wrong_arity(name));
     }
     let dk = ctx.key(1);

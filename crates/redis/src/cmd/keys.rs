@@ -260,7 +260,21 @@ fn copy_document<E: Engine>(
     Ok(())
 }
 
+/// Writes a collection: its root marker, then its leaves. Inner levels (a sorted set's
+/// score index) have no records of their own, and must not get markers: a marker left
+/// behind by a removed member would still count as a child.
 fn write_tree<E: Engine>(
+    batch: &mut docdb::DocWriteBatch<'_, E>,
+    path: &[u8],
+    doc: &SubDocument,
+) -> CmdResult<()> {
+    if let SubDocument::Object { kind, .. } = doc {
+        batch.set_encoded_path(path.to_vec(), Value::new(kind.marker()))?;
+    }
+    write_leaves(batch, path, doc)
+}
+
+fn write_leaves<E: Engine>(
     batch: &mut docdb::DocWriteBatch<'_, E>,
     path: &[u8],
     doc: &SubDocument,
@@ -269,10 +283,9 @@ fn write_tree<E: Engine>(
         SubDocument::Primitive(value) => {
             batch.set_encoded_path(path.to_vec(), Value::new(value.clone()))?;
         }
-        SubDocument::Object { kind, children } => {
-            batch.set_encoded_path(path.to_vec(), Value::new(kind.marker()))?;
+        SubDocument::Object { children, .. } => {
             for (encoded, (_, child)) in children {
-                write_tree(batch, &[path, encoded.as_slice()].concat(), child)?;
+                write_leaves(batch, &[path, encoded.as_slice()].concat(), child)?;
             }
         }
     }

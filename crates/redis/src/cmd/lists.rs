@@ -218,7 +218,7 @@ fn slice<E: Engine>(
     ht: HybridTime,
 ) -> CmdResult<Vec<(i64, SubDocument)>> {
     let use_bounds = ctx.as_of.is_none();
-    if to + 1 <= len - from {
+    if to < len - from {
         let all = elements(ctx.store(), dk, false, Some(to + 1), ht, use_bounds)?;
         Ok(all.into_iter().skip(from).collect())
     } else {
@@ -250,12 +250,13 @@ fn position(index: i64, len: i64) -> Option<usize> {
 }
 
 fn lindex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let index = int_arg(ctx.arg(2))?;
     let ht = ctx.read_time();
     let dk = ctx.key(1);
+    // Redis looks at the key before the index.
     if ctx.store().typed(&dk, RedisType::List, ht)?.is_none() {
         return Ok(Frame::Null);
     }
+    let index = int_arg(ctx.arg(2))?;
     let len = length(ctx.store(), &dk, ht)?;
     let Some(pos) = position(index, len) else {
         return Ok(Frame::Null);
@@ -267,14 +268,15 @@ fn lindex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 fn lset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let index = int_arg(ctx.arg(2))?;
     let dk = ctx.key(1);
     let value = ctx.arg(3).to_vec();
+    let index_arg = ctx.arg(2);
     let store = ctx.store();
     store.write(|batch, ht| {
         if store.typed(&dk, RedisType::List, ht)?.is_none() {
             return Err(CmdError::err("no such key"));
         }
+        let index = int_arg(index_arg)?;
         let len = length(store, &dk, ht)?;
         let pos = position(index, len).ok_or_else(|| CmdError::err("index out of range"))?;
         let all = elements(store, &dk, false, Some(pos + 1), ht, true)?;

@@ -238,23 +238,27 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     result
 }
 
-/// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, as Redis 7.0 words it.
+/// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, as Redis 7.0 words it:
+/// the name up to 128 bytes, then arguments until 128 bytes of them are written, the last
+/// one cut to fit.
 pub fn unknown_command(args: &[Vec<u8>]) -> CmdError {
-    let mut text = format!(
-        "ERR unknown command '{}', with args beginning with: ",
-        quote_arg(&args[0])
-    );
+    const MAX: usize = 128;
+    let name = &args[0][..args[0].len().min(MAX)];
+    let mut listed: Vec<u8> = Vec::new();
     for arg in &args[1..] {
-        text.push('\'');
-        text.push_str(&quote_arg(arg));
-        text.push_str("' ");
+        if listed.len() >= MAX {
+            break;
+        }
+        let room = MAX - listed.len();
+        listed.push(b'\'');
+        listed.extend_from_slice(&arg[..arg.len().min(room)]);
+        listed.extend_from_slice(b"' ");
     }
-    CmdError::Err(text)
-}
-
-/// An argument as Redis echoes it in errors (at most 128 bytes, lossy UTF-8).
-fn quote_arg(arg: &[u8]) -> String {
-    String::from_utf8_lossy(&arg[..arg.len().min(128)]).into_owned()
+    CmdError::Err(format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        String::from_utf8_lossy(name),
+        String::from_utf8_lossy(&listed),
+    ))
 }
 
 /// `ERR wrong number of arguments for 'x' command`.

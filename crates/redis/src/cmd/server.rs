@@ -139,7 +139,7 @@ fn hello<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     if ctx.session.needs_auth(&ctx.core.config()) {
         return Err(CmdError::Err(
             "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
-             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
+             HELLO AUTH <user> <pass> option can be used to authenticate the client and \
              select the RESP protocol version at the same time"
                 .into(),
         ));
@@ -386,7 +386,7 @@ fn config<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
             }
             Ok(bulk_array(out))
         }
-        b"set" if ctx.args.len() >= 4 && ctx.args.len() % 2 == 0 => {
+        b"set" if ctx.args.len() >= 4 && ctx.args.len().is_multiple_of(2) => {
             for pair in ctx.args[2..].chunks(2) {
                 config_set(ctx, &pair[0], &pair[1])?;
             }
@@ -424,9 +424,9 @@ fn config_set<E: Engine>(ctx: &Ctx<'_, E>, name: &[u8], value: &[u8]) -> CmdResu
         }
         "appendfsync" => {
             let mode = Fsync::parse(&text).ok_or_else(|| {
-                CmdError::err(format!(
-                    "CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no"
-                ))
+                CmdError::err(
+                    "CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no",
+                )
             })?;
             ctx.core.update_config(|c| c.fsync = mode);
         }

@@ -75,10 +75,13 @@ fn parse_set_options(args: &[Vec<u8>]) -> CmdResult<SetOptions> {
         get: false,
         expiry: Expiry::None,
     };
+    // Redis checks the options' syntax first and the expire time's value after.
+    let mut expire: Option<(&[u8], &[u8])> = None;
+    let mut keep_ttl = false;
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
-        let has_expiry = !matches!(opts.expiry, Expiry::None);
+        let has_expiry = expire.is_some() || keep_ttl;
         if is(arg, "nx") && !opts.xx {
             opts.nx = true;
         } else if is(arg, "xx") && !opts.nx {
@@ -86,31 +89,38 @@ fn parse_set_options(args: &[Vec<u8>]) -> CmdResult<SetOptions> {
         } else if is(arg, "get") {
             opts.get = true;
         } else if is(arg, "keepttl") && !has_expiry {
-            opts.expiry = Expiry::Keep;
+            keep_ttl = true;
         } else if ["ex", "px", "exat", "pxat"].iter().any(|w| is(arg, w))
             && !has_expiry
             && i + 1 < args.len()
         {
-            let n = int_arg(&args[i + 1])?;
-            if n <= 0 {
-                return Err(CmdError::err("invalid expire time in 'set' command"));
-            }
-            let ms = if is(arg, "ex") || is(arg, "exat") {
-                n.checked_mul(1000)
-                    .ok_or_else(|| CmdError::err("invalid expire time in 'set' command"))?
-            } else {
-                n
-            };
-            opts.expiry = if is(arg, "ex") || is(arg, "px") {
-                Expiry::In(ms)
-            } else {
-                Expiry::At(ms)
-            };
+            expire = Some((arg, &args[i + 1]));
             i += 1;
         } else {
             return Err(CmdError::Syntax);
         }
         i += 1;
+    }
+    if keep_ttl {
+        opts.expiry = Expiry::Keep;
+    }
+    if let Some((unit, value)) = expire {
+        let n = int_arg(value)?;
+        let invalid = || CmdError::err("invalid expire time in 'set' command");
+        if n <= 0 {
+            return Err(invalid());
+        }
+        let seconds = is(unit, "ex") || is(unit, "exat");
+        let ms = if seconds {
+            n.checked_mul(1000).ok_or_else(invalid)?
+        } else {
+            n
+        };
+        opts.expiry = if is(unit, "ex") || is(unit, "px") {
+            Expiry::In(ms)
+        } else {
+            Expiry::At(ms)
+        };
     }
     Ok(opts)
 }
@@ -222,7 +232,7 @@ fn mget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 fn mset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    if ctx.args.len() % 2 == 0 {
+    if ctx.args.len().is_multiple_of(2) {
         return Err(super::wrong_arity("mset"));
     }
     let pairs: Vec<(Vec<u8>, Vec<u8>)> = (1..ctx.args.len())
@@ -277,12 +287,17 @@ fn strlen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     ))
 }
 
-/// Redis's range normalisation (`start`/`end` may be negative, from the end): the inclusive
-/// range within `len`, or `None` when empty.
+/// Redis's list and sorted-set range (`start`/`end` may count from the end): the inclusive
+/// positions within `len`, or `None` when empty. An end still negative after adding `len`
+/// makes the range empty.
 pub(super) fn normalize_range(start: i64, end: i64, len: i64) -> Option<(usize, usize)> {
-    let fix = |i: i64| if i < 0 { (len + i).max(0) } else { i };
-    let (start, end) = (fix(start), fix(end).min(len - 1));
-    if len == 0 || start > end || start >= len {
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let end = if end < 0 { len + end } else { end }.min(len - 1);
+    if start > end || start >= len {
         return None;
     }
     Some((start as usize, end as usize))
@@ -294,15 +309,25 @@ fn getrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let value = string_at(ctx, 1, ctx.read_time())?
         .map(|i| i.string_value())
         .unwrap_or_default();
-    // Redis: both negative and start > end is empty; a negative end below -len is empty.
+    Ok(Frame::Bulk(string_range(&value, start, end).to_vec()))
+}
+
+/// GETRANGE's rules, which differ from lists': a negative end is clamped to 0.
+fn string_range(value: &[u8], start: i64, end: i64) -> &[u8] {
+    let len = value.len() as i64;
     if start < 0 && end < 0 && start > end {
-        return Ok(Frame::Bulk(Vec::new()));
+        return &[];
     }
-    Ok(Frame::Bulk(
-        normalize_range(start, end, value.len() as i64)
-            .map(|(s, e)| value[s..=e].to_vec())
-            .unwrap_or_default(),
-    ))
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let end = if end < 0 { (len + end).max(0) } else { end }.min(len - 1);
+    if len == 0 || start > end {
+        return &[];
+    }
+    &value[start as usize..=end as usize]
 }
 
 fn setrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {

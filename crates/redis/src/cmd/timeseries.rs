@@ -46,7 +46,7 @@ fn tsadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
             args = &args[..args.len() - 2];
         }
     }
-    if args.is_empty() || args.len() % 2 != 0 {
+    if args.is_empty() || !args.len().is_multiple_of(2) {
         return Err(wrong_arity("tsadd"));
     }
     let mut entries = Vec::with_capacity(args.len() / 2);

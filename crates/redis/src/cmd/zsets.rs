@@ -106,7 +106,10 @@ struct ZaddFlags {
     incr: bool,
 }
 
-fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Vec<(f64, Vec<u8>)>)> {
+/// Scores and members to add, in order.
+type Pairs = Vec<(f64, Vec<u8>)>;
+
+fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Pairs)> {
     let mut flags = ZaddFlags::default();
     let mut i = 0;
     while i < args.len() {
@@ -123,7 +126,7 @@ fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Vec<(f64, Vec<u8>)>)> {
         i += 1;
     }
     let rest = &args[i..];
-    if rest.is_empty() || rest.len() % 2 != 0 {
+    if rest.is_empty() || !rest.len().is_multiple_of(2) {
         return Err(CmdError::Syntax);
     }
     if flags.nx && flags.xx {
@@ -131,7 +134,7 @@ fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Vec<(f64, Vec<u8>)>)> {
             "XX and NX options at the same time are not compatible",
         ));
     }
-    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
         return Err(CmdError::err(
             "GT, LT, and/or NX options at the same time are not compatible",
         ));
@@ -433,7 +436,7 @@ fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     };
     let selected: Vec<_> = entries(ctx.store(), &dk, &range, ht)?
         .into_iter()
-        .filter(|(s, _)| !(min_ex && *s == min) && !(max_ex && *s == max))
+        .filter(|(s, _)| !((min_ex && *s == min) || (max_ex && *s == max)))
         .skip(offset)
         .take(count.unwrap_or(usize::MAX))
         .collect();

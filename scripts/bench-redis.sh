@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Compares `docdb serve` with redis-server under redis-benchmark, without pipelining and with
+# -P 16, and prints markdown tables of requests per second.
+#
+#   scripts/bench-redis.sh [-n N] [--redis-mode aof|plain|both] [-c CLIENTS]
+#
+# -n N            requests per command (default $BENCH_N or 1000000; 100000 is a quick run)
+# --redis-mode    aof (default): redis-server with appendonly yes, appendfsync everysec, no RDB
+#                 saves, the durable peer of `docdb serve --fsync everysec`; plain: no
+#                 persistence at all; both: one column each.
+# -c CLIENTS      concurrent connections (default 50)
+#
+# Every server starts on a free loopback port over a fresh temporary directory, one per run,
+# and is stopped when the run ends (and on exit, whatever happens).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+n="${BENCH_N:-1000000}"
+redis_mode=aof
+clients=50
+tests="set,get,incr,lpush,rpush,lpop,sadd,hset,zadd,mset"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) n="$2"; shift 2 ;;
+    -c) clients="$2"; shift 2 ;;
+    --redis-mode) redis_mode="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$redis_mode" in
+  aof) redis_kinds=(aof) ;;
+  plain) redis_kinds=(plain) ;;
+  both) redis_kinds=(aof plain) ;;
+  *) echo "error: --redis-mode is aof, plain or both" >&2; exit 2 ;;
+esac
+
+source "$root/scripts/prereqs.sh"
+ensure_build_prereqs
+# Same package selection as the test command, so the RocksDB build is shared.
+(cd "$root" && cargo build --release --quiet --workspace --all-targets)
+docdb="$CARGO_TARGET_DIR/release/docdb"
+
+if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null \
+  || ! command -v redis-cli >/dev/null; then
+  echo "==> installing redis-server and redis-tools" >&2
+  apt_install redis-server redis-tools \
+    || { echo "error: redis-server/redis-benchmark missing and apt-get failed" >&2; exit 1; }
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/bench-redis.XXXXXX")"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits until the server on port $1 answers PING (up to 30 s).
+wait_ready() {
+  local i
+  for i in $(seq 300); do
+    if [ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = PONG ]; then return 0; fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "error: the server exited at startup (log: $2)" >&2; cat "$2" >&2; return 1
+    fi
+    sleep 0.1
+  done
+  echo "error: no PONG from port $1 within 30 s" >&2
+  return 1
+}
+
+# Starts server $1 (redis-aof, redis-plain or docdb) over a fresh directory; sets $port.
+start_server() {
+  local kind="$1" dir log
+  dir="$(mktemp -d "$work/$kind.XXXXXX")"
+  log="$dir.log"
+  port="$(free_port)"
+  case "$kind" in
+    redis-aof | redis-plain)
+      local aof=no
+      [ "$kind" = redis-aof ] && aof=yes
+      redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" --save "" \
+        --appendonly "$aof" --appendfsync everysec --daemonize no >"$log" 2>&1 &
+      ;;
+    docdb)
+      "$docdb" serve --data-dir "$dir" --listen "127.0.0.1:$port" --metrics-listen off \
+        --fsync everysec >"$log" 2>&1 &
+      ;;
+  esac
+  server_pid=$!
+  wait_ready "$port" "$log"
+}
+
+# Graceful stop (SIGTERM), then waits for the exit.
+stop_server() {
+  kill -TERM "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+
+# Runs redis-benchmark against a fresh server $1 with pipeline $2; writes `COMMAND,rps` lines
+# to $work/$1-P$2.csv.
+run() {
+  local kind="$1" pipeline="$2" out="$work/$1-P$2.csv"
+  echo "==> $kind, -P $pipeline, -n $n" >&2
+  start_server "$kind"
+  redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$n" -r 1000000 -P "$pipeline" \
+    -t "$tests" --csv 2>>"$work/benchmark.log" \
+    | awk -F'","' 'NR > 1 { gsub(/"/, "", $1); gsub(/"/, "", $2); print $1 "," $2 }' >"$out"
+  stop_server
+}
+
+kinds=()
+for k in "${redis_kinds[@]}"; do kinds+=("redis-$k"); done
+kinds+=(docdb)
+for pipeline in 1 16; do
+  for kind in "${kinds[@]}"; do run "$kind" "$pipeline"; done
+done
+
+rps() { awk -F, -v c="$2" '$1 == c { print $2 }' "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+echo "# docdb serve vs redis-server ($(redis-server --version | awk '{ print $3 }' | sed 's/v=//'))"
+echo
+echo "redis-benchmark -c $clients -n $n -r 1000000 -t $tests; $(nproc) CPUs; docdb --fsync everysec;"
+echo "Redis: aof = appendonly yes, appendfsync everysec, save \"\"; plain = no persistence."
+for pipeline in 1 16; do
+  echo
+  if [ "$pipeline" = 1 ]; then echo "## No pipelining"; else echo "## Pipeline -P $pipeline"; fi
+  echo
+  header="| command |"
+  rule="|---|"
+  for k in "${redis_kinds[@]}"; do header+=" Redis ($k) rps |"; rule+="---:|"; done
+  header+=" docdb rps |"
+  rule+="---:|"
+  for k in "${redis_kinds[@]}"; do header+=" docdb/Redis ($k) |"; rule+="---:|"; done
+  echo "$header"
+  echo "$rule"
+  docdb_csv="$work/docdb-P$pipeline.csv"
+  while IFS=, read -r command _; do
+    row="| $command |"
+    d="$(rps "$docdb_csv" "$command")"
+    for k in "${redis_kinds[@]}"; do
+      r="$(rps "$work/redis-$k-P$pipeline.csv" "$command")"
+      row+=" ${r:--} |"
+    done
+    row+=" ${d:--} |"
+    for k in "${redis_kinds[@]}"; do
+      r="$(rps "$work/redis-$k-P$pipeline.csv" "$command")"
+      row+=" $(ratio "${d:-0}" "${r:-0}") |"
+    done
+    echo "$row"
+  done <"$work/redis-${redis_kinds[0]}-P$pipeline.csv"
+done
