@@ -89,20 +89,26 @@ impl Server {
     }
 
     /// SIGTERM, then waits for the exit; fails the test unless the server exits 0 in time.
-    pub fn stop(mut self) {
+    pub fn stop(self) {
+        self.stop_with("TERM");
+    }
+
+    /// Sends `signal` (`TERM`, `INT`), then waits for the exit; fails the test unless the
+    /// server exits 0 in time.
+    pub fn stop_with(mut self, signal: &str) {
         let pid = self.pid();
         let status = Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
+            .args([&format!("-{signal}"), &pid.to_string()])
             .status()
             .expect("run kill");
-        assert!(status.success(), "kill -TERM {pid}: {status}");
+        assert!(status.success(), "kill -{signal} {pid}: {status}");
         let exit = self.wait_exit(STOP_TIMEOUT);
         match exit {
             Some(exit) => assert!(
                 exit.success(),
-                "the server did not exit 0 after SIGTERM: {exit}"
+                "the server did not exit 0 after SIG{signal}: {exit}"
             ),
-            None => panic!("the server did not exit within {STOP_TIMEOUT:?} of SIGTERM"),
+            None => panic!("the server did not exit within {STOP_TIMEOUT:?} of SIG{signal}"),
         }
     }
 
