@@ -69,6 +69,9 @@ pub struct ServeArgs {
     /// RocksDB compaction style: `universal` or `level` [default: universal].
     #[arg(long, env = "DOCDB_COMPACTION")]
     pub compaction: Option<String>,
+    /// Threads executing commands [default: the number of CPUs].
+    #[arg(long, env = "DOCDB_THREADS")]
+    pub threads: Option<usize>,
     /// Log filter, e.g. `info` or `docdb_redis=debug` [default: info].
     #[arg(long, env = "DOCDB_LOG")]
     pub log: Option<String>,
@@ -98,6 +101,7 @@ impl ServeArgs {
             block_cache_mb: self.block_cache_mb.or(file.block_cache_mb),
             write_buffer_mb: self.write_buffer_mb.or(file.write_buffer_mb),
             compaction: self.compaction.or(file.compaction),
+            threads: self.threads.or(file.threads),
             log: self.log.or(file.log),
         })
     }
@@ -168,8 +172,13 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
 pub fn run(args: ServeArgs) -> anyhow::Result<bool> {
     let args = args.merged()?;
     init_logging(args.log.as_deref().unwrap_or("info"));
+    let threads = args.threads;
     let settings = settings(args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = threads {
+        builder.worker_threads(n.max(1));
+    }
+    let runtime = builder
         .enable_all()
         .thread_name("docdb-worker")
         .build()
@@ -193,11 +202,14 @@ fn open_store(settings: &Settings) -> anyhow::Result<Store<RocksEngine>> {
     let mut rocks = settings.rocks.clone();
     rocks.compaction_filter_factory = Some(factory);
     rocks.create_if_missing = true;
+    // The server flushes the WAL once per batch of requests, before replying.
+    rocks.manual_wal_flush = true;
     let engine = RocksEngine::open(rocks)
         .with_context(|| format!("opening data directory {}", settings.data_dir.display()))?;
     let options = DocDbOptions {
         history_retention: settings.history_retention,
-        sync_writes: settings.runtime.fsync == Fsync::Always,
+        // Durability is the server's group commit (`Core::commit_wal`), not per write.
+        sync_writes: false,
         ..DocDbOptions::default()
     };
     let db = DocDb::open(engine, policy, options)?;
@@ -252,8 +264,8 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
 
 /// Flushes memtables and syncs the WAL so a restart replays nothing.
 fn finish(store: &Store<RocksEngine>, dir: &Path) -> anyhow::Result<()> {
+    store.docdb().flush_wal(true)?;
     store.docdb().flush()?;
-    store.docdb().sync_wal()?;
     tracing::info!(data_dir = %dir.display(), "stopped; data flushed");
     Ok(())
 }

@@ -488,9 +488,9 @@ impl<E: Engine> DocDb<E> {
         Ok(out)
     }
 
-    /// Syncs the write-ahead log to storage (for a periodic `fsync`).
-    pub fn sync_wal(&self) -> Result<()> {
-        Ok(self.engine.sync_wal()?)
+    /// Writes buffered WAL records out and, with `sync`, syncs the log (group commit).
+    pub fn flush_wal(&self, sync: bool) -> Result<()> {
+        Ok(self.engine.flush_wal(sync)?)
     }
 
     /// Runs a full compaction now with history cutoff `cutoff`: every read at or after

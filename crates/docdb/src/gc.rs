@@ -86,6 +86,9 @@ impl GcStats {
 struct Overwrite {
     time: DocHybridTime,
     expiration: Expiration,
+    /// Level 0 only: the document's kept row-level record at or below the cutoff is a packed
+    /// row, whose columns the cells below it may shadow.
+    packed_row: bool,
 }
 
 /// The GC state machine; feed it every record of one compaction in key order.
@@ -172,6 +175,8 @@ impl GcFilter {
             .map_or((DocHybridTime::MIN, Expiration::default()), |o| {
                 (o.time, o.expiration)
             });
+        let under_packed_row =
+            new_stack_size > 1 && self.overwrite.first().is_some_and(|o| o.packed_row);
         // Merge records count here too (YugabyteDB exempts them): one older than a newer
         // value or an ancestor's overwrite no longer applies to anything readers see.
         if time < prev_time {
@@ -183,6 +188,7 @@ impl GcFilter {
             self.overwrite.push(Overwrite {
                 time: prev_time,
                 expiration: prev_exp,
+                packed_row: false,
             });
         }
         if self.overwrite.len() == new_stack_size {
@@ -196,6 +202,7 @@ impl GcFilter {
             self.overwrite.push(Overwrite {
                 time: prev_time,
                 expiration: prev_exp,
+                packed_row: false,
             });
             return Some(GcDecision::Keep);
         }
@@ -217,16 +224,30 @@ impl GcFilter {
         };
         let chain = self.overwrite.iter().rev().map(|o| o.expiration);
         let expiration = effective_expiration(own, chain, time.ht);
+        let value_type = payload.first().and_then(|&b| ValueEntryType::from_u8(b));
+        let cutoff = self.params.history_cutoff;
+        // A packed row (format.md §9) passes only the table default TTL down, as YugabyteDB's
+        // reader does: its own TTL is the liveness's, not its later columns'.
+        let is_packed_row = new_stack_size == 1
+            && !is_merge
+            && matches!(
+                value_type,
+                Some(ValueEntryType::PackedRowV1 | ValueEntryType::PackedRowV2)
+            );
         self.overwrite.push(Overwrite {
             time: overwrite_time,
-            expiration,
+            expiration: if is_packed_row {
+                Expiration::default()
+            } else {
+                expiration
+            },
+            packed_row: is_packed_row
+                && !is_expired_at(expiration, time.ht, self.params.table_ttl, cutoff),
         });
 
         if is_merge {
             return Some(self.merge_record(expiration));
         }
-        let value_type = payload.first().and_then(|&b| ValueEntryType::from_u8(b));
-        let cutoff = self.params.history_cutoff;
         let under_kept_merge = self.within_merge_block && self.block_merge_kept;
         self.within_merge_block = false;
         self.block_merge = None;
@@ -238,7 +259,9 @@ impl GcFilter {
             return Some(GcDecision::Keep);
         }
         if is_expired_at(expiration, time.ht, self.params.table_ttl, cutoff) {
-            return Some(if self.params.full {
+            // Below a kept packed row an expired cell still shadows the packed column (this
+            // GC does not repack rows): it stays, as a tombstone.
+            return Some(if self.params.full && !under_packed_row {
                 self.stats.expired_dropped += 1;
                 GcDecision::Discard
             } else {
@@ -253,7 +276,7 @@ impl GcFilter {
             };
             return Some(GcDecision::Rewrite(reencode(control, payload)));
         }
-        if value_type == Some(ValueEntryType::Tombstone) && self.params.full {
+        if value_type == Some(ValueEntryType::Tombstone) && self.params.full && !under_packed_row {
             self.stats.tombstones_dropped += 1;
             return Some(GcDecision::Discard);
         }

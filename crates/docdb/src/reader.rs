@@ -96,6 +96,15 @@ impl Node {
     }
 }
 
+/// Where [`DocReader::visible_version`] leaves the iterator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// Past every version of the path.
+    SkipVersions,
+    /// Wherever the search ended.
+    Stay,
+}
+
 /// The newest version of one path at or before the read time.
 struct Version {
     time: DocHybridTime,
@@ -152,7 +161,7 @@ pub fn read_children<I: EngineIterator>(
     let depth = ends.len() - 1;
     let mut reader = DocReader::new(opts, stats, depth + 1);
     reader.read_ancestors(iter, path, &ends)?;
-    let own = reader.visible_version(iter, path)?;
+    let own = reader.visible_version(iter, path, Then::Stay)?;
     reader.apply(depth, own, None);
     let limit = range.limit.unwrap_or(usize::MAX);
     let mut out = Vec::new();
@@ -292,7 +301,7 @@ pub fn visible_record<I: EngineIterator>(
     let mut reader = DocReader::new(opts, stats, usize::MAX);
     reader.read_ancestors(iter, path, &ends)?;
     let parent = reader.stack.last().copied().unwrap_or_default();
-    let Some(version) = reader.visible_version(iter, path)? else {
+    let Some(version) = reader.visible_version(iter, path, Then::Stay)? else {
         return Ok(None);
     };
     if version.time <= parent.overwrite {
@@ -345,7 +354,7 @@ impl<'a> DocReader<'a> {
         let depth = ends.len() - 1;
         for level in 0..depth {
             self.stack.truncate(level);
-            let version = self.visible_version(iter, &path[..ends[level]])?;
+            let version = self.visible_version(iter, &path[..ends[level]], Then::Stay)?;
             self.apply(level, version, None);
         }
         self.stack.truncate(depth);
@@ -405,7 +414,7 @@ impl<'a> DocReader<'a> {
                 self.stack.push(parent);
                 self.skip_versions(iter, &cur_path)?;
             } else {
-                let version = self.visible_version(iter, &cur_path)?;
+                let version = self.visible_version(iter, &cur_path, Then::SkipVersions)?;
                 self.apply(depth, version, Some((&cur_path, &ends[..], root_end)));
             }
             std::mem::swap(&mut prev_path, &mut cur_path);
@@ -436,11 +445,14 @@ impl<'a> DocReader<'a> {
     }
 
     /// Finds the newest version of `path` at or before the read time, folding TTL merge
-    /// records into it, and leaves the iterator past every version of `path`.
+    /// records into it. With [`Then::SkipVersions`] the iterator is left past every version
+    /// of `path` (a scan goes on from there); with [`Then::Stay`] it stays where it is, for a
+    /// caller whose next step is a seek anyway.
     fn visible_version<I: EngineIterator>(
         &mut self,
         iter: &mut I,
         path: &[u8],
+        then: Then,
     ) -> Result<Option<Version>> {
         if self.read_suffix.is_empty() {
             self.read_suffix.push(KeyEntryType::HybridTime.as_u8());
@@ -481,7 +493,9 @@ impl<'a> DocReader<'a> {
             iter.next();
             break;
         }
-        self.skip_versions(iter, path)?;
+        if then == Then::SkipVersions {
+            self.skip_versions(iter, path)?;
+        }
         Ok(found)
     }
 

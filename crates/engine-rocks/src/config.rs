@@ -149,6 +149,10 @@ pub struct RocksConfig {
     pub statistics: bool,
     /// The compaction-filter factory (DocDB's GC), if any. Default `None`.
     pub compaction_filter_factory: Option<Arc<dyn CompactionFilterFactory>>,
+    /// Buffer write-ahead-log records in memory until [`engine::Engine::flush_wal`], so
+    /// that a server writes the log once per group of writes. The caller must flush before
+    /// acknowledging; a crash loses what was not flushed. Default `false`.
+    pub manual_wal_flush: bool,
 }
 
 impl RocksConfig {
@@ -168,6 +172,7 @@ impl RocksConfig {
             compression: Compression::default(),
             statistics: true,
             compaction_filter_factory: None,
+            manual_wal_flush: false,
         }
     }
 }

@@ -60,6 +60,7 @@ impl RocksEngine {
         options.set_compression_type(config.compression.to_rocks());
         options.set_bottommost_compression_type(config.compression.to_rocks());
         options.set_keep_log_file_num(10);
+        options.set_manual_wal_flush(config.manual_wal_flush);
         match config.compaction_style {
             CompactionStyle::Level => {
                 options.set_compaction_style(DBCompactionStyle::Level);
@@ -246,8 +247,8 @@ impl Engine for RocksEngine {
         self.db.flush().map_err(convert)
     }
 
-    fn sync_wal(&self) -> Result<()> {
-        self.db.flush_wal(true).map_err(convert)
+    fn flush_wal(&self, sync: bool) -> Result<()> {
+        self.db.flush_wal(sync).map_err(convert)
     }
 
     fn compact_all(&self) -> Result<CompactionOutcome> {

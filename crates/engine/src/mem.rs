@@ -245,7 +245,7 @@ impl Engine for MemEngine {
         Ok(())
     }
 
-    fn sync_wal(&self) -> Result<()> {
+    fn flush_wal(&self, _sync: bool) -> Result<()> {
         Ok(())
     }
 

@@ -64,9 +64,10 @@ pub trait Engine: KvRead + Send + Sync + 'static {
     /// writes does not depend on this (the write-ahead log provides it).
     fn flush(&self) -> Result<()>;
 
-    /// Makes every write so far durable by syncing the write-ahead log, for writers that do
-    /// not sync each write (a periodic group fsync). A no-op where there is no log.
-    fn sync_wal(&self) -> Result<()>;
+    /// Writes buffered write-ahead-log records to the log file and, with `sync`, syncs it:
+    /// a group commit for writers that do not sync (or, with a manually flushed WAL, do not
+    /// even write) each batch's log record themselves. A no-op where there is no log.
+    fn flush_wal(&self, sync: bool) -> Result<()>;
 
     /// Flushes, then compacts the whole key range into the bottommost level, running the
     /// compaction filter (if one was configured) with

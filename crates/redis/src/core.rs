@@ -100,7 +100,7 @@ impl<E: Engine> Core<E> {
     pub fn new(store: Store<E>, config: RuntimeConfig) -> Self {
         let table = Table::new();
         let metrics = Metrics::new(table.names());
-        let core = Core {
+        Core {
             store,
             table,
             broker: Broker::default(),
@@ -109,9 +109,7 @@ impl<E: Engine> Core<E> {
             next_client_id: AtomicU64::new(1),
             clients: AtomicUsize::new(0),
             started: Instant::now(),
-        };
-        core.apply_fsync();
-        core
+        }
     }
 
     /// The current settings.
@@ -122,17 +120,16 @@ impl<E: Engine> Core<E> {
     /// Changes the settings.
     pub fn update_config(&self, change: impl FnOnce(&mut RuntimeConfig)) {
         change(&mut self.config.write().unwrap_or_else(|e| e.into_inner()));
-        self.apply_fsync();
     }
 
-    fn apply_fsync(&self) {
-        let always = self.config().fsync == Fsync::Always;
-        let db = self.store.docdb();
-        let mut options = db.options();
-        if options.sync_writes != always {
-            options.sync_writes = always;
-            db.set_options(options);
+    /// Group commit: before a connection's replies go out, the WAL records of the writes it
+    /// ran reach the log file (and the disk, with `fsync always`).
+    pub fn commit_wal(&self, session: &mut Session) -> docdb::Result<()> {
+        if !std::mem::take(&mut session.wrote) {
+            return Ok(());
         }
+        let sync = self.config().fsync == Fsync::Always;
+        self.store.docdb().flush_wal(sync)
     }
 
     /// A new client id.

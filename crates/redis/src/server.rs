@@ -126,6 +126,11 @@ async fn connection<E: Engine>(
                     return Ok(());
                 }
                 let close = handle_input(core, &mut session, &mut input, &mut output);
+                if let Err(e) = core.commit_wal(&mut session) {
+                    // Nothing may be acknowledged that is not in the log.
+                    tracing::error!(%peer, error = %e, "WAL flush failed; dropping the connection");
+                    return Err(io::Error::other(e.to_string()));
+                }
                 writer.write_all(&output).await?;
                 output.clear();
                 if close {
@@ -264,7 +269,8 @@ pub async fn sync_wal_every_second<E: Engine>(
                     continue;
                 }
                 let core = core.clone();
-                let synced = tokio::task::spawn_blocking(move || core.store.docdb().sync_wal()).await;
+                let synced =
+                    tokio::task::spawn_blocking(move || core.store.docdb().flush_wal(true)).await;
                 if let Ok(Err(e)) = synced {
                     tracing::error!(error = %e, "WAL sync failed");
                 }

@@ -30,6 +30,8 @@ pub struct Session {
     pub push: Subscriber,
     /// The connection asked to close (QUIT) after its reply.
     pub quit: bool,
+    /// A write command ran since the WAL was last flushed for this connection.
+    pub wrote: bool,
 }
 
 impl Session {
@@ -46,6 +48,7 @@ impl Session {
             patterns: BTreeSet::new(),
             push,
             quit: false,
+            wrote: false,
         }
     }
 

@@ -230,6 +230,9 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         )));
     }
     ctx.core.monitor(ctx.session, ctx.args);
+    if spec.flags & WRITE != 0 {
+        ctx.session.wrote = true;
+    }
     let started = std::time::Instant::now();
     let result = (spec.run)(ctx);
     ctx.core

@@ -1,0 +1,273 @@
+//! [`TableDb`]: tables over one [`DocDb`], with their catalog stored in it.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use docdb::{DocDb, InitMarkerBehavior, ReadOptions};
+use dockv::doc_key::DocKey;
+use dockv::value::{PrimitiveValue, Value};
+use dockv::{DocHybridTime, HybridTime, KeyEntryValue};
+use engine::{Engine, EngineIterator, IterOptions};
+
+use crate::catalog::{AlterTable, Catalog};
+use crate::error::{Result, invalid};
+use crate::read::{Cell, ReadContext, read_row};
+use crate::row::{RowValues, assemble};
+use crate::schema::{Flavour, TableSpec};
+use crate::table::Table;
+use crate::types::Datum;
+use crate::write::{TableBatch, make_row_id};
+
+/// Tables stored in one DocDb: the catalog, row writes, reads and scans.
+///
+/// The DocDb must use optional init markers (the YCQL/YSQL layout). Every write and read
+/// takes an explicit hybrid time, so callers control time (tests) or take it from
+/// [`DocDb::write_now`] / [`DocDb::safe_time`] (servers).
+pub struct TableDb<E: Engine> {
+    db: DocDb<E>,
+    catalog: RwLock<Catalog>,
+    row_ids: AtomicU64,
+}
+
+impl<E: Engine> TableDb<E> {
+    /// Opens the tables of `db`, loading the catalog stored in it.
+    pub fn open(db: DocDb<E>) -> Result<Self> {
+        if db.options().init_markers != InitMarkerBehavior::Optional {
+            return Err(invalid!("tables need a DocDb with optional init markers"));
+        }
+        let catalog = Catalog::load(&db)?;
+        Ok(TableDb {
+            db,
+            catalog: RwLock::new(catalog),
+            row_ids: AtomicU64::new(0),
+        })
+    }
+
+    /// The document layer.
+    pub fn docdb(&self) -> &DocDb<E> {
+        &self.db
+    }
+
+    /// Closes the table layer and returns the DocDb (to reopen it).
+    pub fn into_docdb(self) -> DocDb<E> {
+        self.db
+    }
+
+    fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.catalog.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn catalog_mut(&self) -> RwLockWriteGuard<'_, Catalog> {
+        self.catalog.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Creates a namespace (keyspace / database).
+    pub fn create_namespace(&self, name: &str) -> Result<()> {
+        self.catalog_mut().create_namespace(&self.db, name)
+    }
+
+    /// Drops an empty namespace.
+    pub fn drop_namespace(&self, name: &str) -> Result<()> {
+        self.catalog_mut().drop_namespace(&self.db, name)
+    }
+
+    /// Namespace names, sorted.
+    pub fn namespaces(&self) -> Vec<String> {
+        self.catalog().namespaces().map(str::to_string).collect()
+    }
+
+    /// Creates a table.
+    pub fn create_table(&self, namespace: &str, spec: &TableSpec) -> Result<Arc<Table>> {
+        self.catalog_mut().create_table(&self.db, namespace, spec)
+    }
+
+    /// The current handle of `namespace.name`.
+    pub fn table(&self, namespace: &str, name: &str) -> Result<Arc<Table>> {
+        self.catalog().table(namespace, name)
+    }
+
+    /// Every table.
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        self.catalog().tables().cloned().collect()
+    }
+
+    /// ALTER TABLE: the new schema version's handle.
+    pub fn alter_table(
+        &self,
+        namespace: &str,
+        name: &str,
+        change: AlterTable,
+    ) -> Result<Arc<Table>> {
+        let mut catalog = self.catalog_mut();
+        let id = catalog.table(namespace, name)?.id();
+        catalog.alter_table(&self.db, id, change)
+    }
+
+    /// TRUNCATE at `ht`: a colocated table gets a table-level tombstone (format.md §3); a
+    /// table owning its key space gets a row tombstone on every row.
+    pub fn truncate_table(&self, namespace: &str, name: &str, ht: HybridTime) -> Result<()> {
+        let table = self.table(namespace, name)?;
+        self.delete_all_rows(&table, ht)
+    }
+
+    /// DROP TABLE at `ht`: its rows are deleted as by TRUNCATE, then its catalog record.
+    pub fn drop_table(&self, namespace: &str, name: &str, ht: HybridTime) -> Result<()> {
+        let mut catalog = self.catalog_mut();
+        let table = catalog.table(namespace, name)?;
+        self.delete_all_rows(&table, ht)?;
+        catalog.remove_table(&self.db, table.id())
+    }
+
+    fn delete_all_rows(&self, table: &Table, ht: HybridTime) -> Result<()> {
+        let mut batch = self.db.batch(ht);
+        if let Some(key) = table.table_tombstone_key() {
+            batch.set_encoded_path(key, Value::tombstone())?;
+        } else {
+            let mut iter = self.db.engine().iterator(IterOptions::new())?;
+            let mut doc_keys = Vec::new();
+            let mut next = crate::query::table_lower(table);
+            loop {
+                iter.seek(&next);
+                let Some(doc_key) = crate::query::next_doc_key(table, &mut iter, None)? else {
+                    break;
+                };
+                next = doc_key.clone();
+                next.push(0xFF);
+                doc_keys.push(doc_key);
+            }
+            for doc_key in doc_keys {
+                batch.set_encoded_path(doc_key, Value::tombstone())?;
+            }
+        }
+        batch.commit()?;
+        Ok(())
+    }
+
+    /// A new batch of row operations at `ht`.
+    pub fn batch(&self, ht: HybridTime) -> TableBatch<'_, E> {
+        TableBatch::new(self, ht)
+    }
+
+    /// How rows of `table` are read at `read_ht` (its TTL rules and table tombstone).
+    pub(crate) fn read_context(&self, table: &Table, read_ht: HybridTime) -> Result<ReadContext> {
+        let mut table_tombstone = DocHybridTime::MIN;
+        if let Some(key) = table.table_tombstone_key()
+            && let Some(record) = self.db.visible_record(&key, ReadOptions::at(read_ht))?
+            && record.payload.is_tombstone()
+        {
+            table_tombstone = record.time;
+        }
+        Ok(ReadContext {
+            read_ht,
+            table_ttl: table.options().default_ttl,
+            check_ttl: table.flavour() == Flavour::Ycql,
+            table_tombstone,
+        })
+    }
+
+    /// The visible records of one document (an encoded DocKey of `table`).
+    pub(crate) fn read_cells(&self, doc_key: &[u8], ctx: &ReadContext) -> Result<Vec<Cell>> {
+        let mut upper = doc_key.to_vec();
+        upper.push(0xFF);
+        let opts = IterOptions::new().lower(doc_key.to_vec()).upper(upper);
+        let mut iter = self.db.engine().iterator(opts)?;
+        read_row(&mut iter, doc_key, ctx)
+    }
+
+    /// The non-key values of the row with full key `key` (hash then range values) as of
+    /// `read_ht`, with write times and TTLs; `None` if the row does not exist.
+    pub fn row_values(
+        &self,
+        table: &Table,
+        key: &[Datum],
+        read_ht: HybridTime,
+    ) -> Result<Option<RowValues>> {
+        let doc_key = table.doc_key(key)?.encode();
+        let ctx = self.read_context(table, read_ht)?;
+        let row = assemble(table, &self.read_cells(&doc_key, &ctx)?, &ctx)?;
+        Ok(row.exists.then_some(row))
+    }
+
+    /// Whether the row at `doc_key` exists at `read_ht`.
+    pub(crate) fn row_exists(
+        &self,
+        table: &Table,
+        doc_key: &[u8],
+        read_ht: HybridTime,
+    ) -> Result<bool> {
+        let ctx = self.read_context(table, read_ht)?;
+        Ok(assemble(table, &self.read_cells(doc_key, &ctx)?, &ctx)?.exists)
+    }
+
+    /// The live elements of list column `column_id` of the row at `doc_key`, in list order:
+    /// `(array index, value)`.
+    pub(crate) fn list_elements(
+        &self,
+        table: &Table,
+        doc_key: &[u8],
+        column_id: i32,
+        read_ht: HybridTime,
+    ) -> Result<Vec<(i64, PrimitiveValue)>> {
+        let ctx = self.read_context(table, read_ht)?;
+        let column = KeyEntryValue::ColumnId(column_id).encoded();
+        let mut out = Vec::new();
+        for cell in self.read_cells(doc_key, &ctx)? {
+            if cell.depth() != 2 || cell.first_subkey() != Some(&column[..]) || !cell.is_live() {
+                continue;
+            }
+            let start = cell.ends.first().copied().unwrap_or(0);
+            if let Some(bytes) = cell.subkeys.get(start..)
+                && let Ok(KeyEntryValue::ArrayIndex(index)) = KeyEntryValue::decode_exact(bytes)
+            {
+                out.push((index, cell.payload));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The array indexes of the live elements of a list column, in list order.
+    pub(crate) fn list_indexes(
+        &self,
+        table: &Table,
+        doc_key: &[u8],
+        column_id: i32,
+        read_ht: HybridTime,
+    ) -> Result<Vec<i64>> {
+        Ok(self
+            .list_elements(table, doc_key, column_id, read_ht)?
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect())
+    }
+
+    /// A fresh `ybrowid` for a row inserted at `ht`.
+    pub(crate) fn next_row_id(&self, ht: HybridTime) -> Datum {
+        make_row_id(ht, &self.row_ids)
+    }
+
+    /// Every stored record in key order, one `key -> value` line each, like
+    /// [`DocDb::dump`] but with packed rows decoded with their table's schema version:
+    /// `{ <column id>: <value> ... }` (YugabyteDB's packed-row dump form).
+    pub fn dump(&self) -> Result<String> {
+        let tables = self.tables();
+        let mut iter = self
+            .db
+            .engine()
+            .iterator(IterOptions::new().lower(b"$".to_vec()).fill_cache(false))?;
+        iter.seek(b"$");
+        let mut out = String::new();
+        while iter.valid()? {
+            let key = dockv::doc_key::format_key(iter.key())
+                .unwrap_or_else(|e| format!("<undecodable key: {e}>"));
+            let value = crate::dump::format_value(&tables, iter.key(), iter.value());
+            out.push_str(&format!("{key} -> {value}\n"));
+            iter.next();
+        }
+        Ok(out)
+    }
+}
+
+/// Whether the DocKey of `key` decodes (used to skip foreign records).
+pub(crate) fn doc_key_len(key: &[u8]) -> Result<usize> {
+    Ok(DocKey::encoded_len(key)?)
+}

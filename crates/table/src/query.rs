@@ -1,0 +1,634 @@
+//! SELECT: point reads, partitions, clustering ranges in either order, full scans,
+//! projections with `WRITETIME`/`TTL`, LIMIT and resumable paging, at any hybrid time.
+//!
+//! Key restrictions become engine bounds: the hash key and equalities on leading range
+//! columns form a key prefix, and a range condition on the next range column narrows it
+//! (for a descending column a lower value bound is an upper key bound). Every restriction is
+//! also checked on the decoded key, so the bounds only need to be a superset. The paging
+//! state is the encoded DocKey of the last row returned: the next page starts after it.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+
+use dockv::HybridTime;
+use dockv::SortOrder;
+use engine::{Engine, EngineIterator, IterOptions};
+
+use crate::codec::to_key_entry;
+use crate::db::{TableDb, doc_key_len};
+use crate::error::{Result, corruption, invalid};
+use crate::read::{ReadContext, read_row};
+use crate::row::{RowValues, assemble};
+use crate::schema::{Column, ColumnKind};
+use crate::table::Table;
+use crate::types::Datum;
+
+/// One output column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// The column's value.
+    Column(String),
+    /// `WRITETIME(c)`: µs (user timestamp or write time) as a bigint, NULL when unset.
+    WriteTime(String),
+    /// `TTL(c)`: remaining seconds as a bigint, NULL without a TTL.
+    Ttl(String),
+}
+
+/// A condition on the range column after the equality prefix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeCondition {
+    /// Lower value bound.
+    pub lower: Bound<Datum>,
+    /// Upper value bound.
+    pub upper: Bound<Datum>,
+}
+
+/// A SELECT.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Select {
+    /// Output columns; empty = every visible column in schema order.
+    pub selectors: Vec<Selector>,
+    /// Equality on every hash column (a partition), in hash-key order.
+    pub hash_key: Option<Vec<Datum>>,
+    /// Equality on the leading range columns.
+    pub range_eq: Vec<Datum>,
+    /// A condition on the next range column.
+    pub range: Option<RangeCondition>,
+    /// Rows in descending key order.
+    pub reverse: bool,
+    /// LIMIT over all pages.
+    pub limit: Option<usize>,
+    /// At most this many rows per page.
+    pub page_size: Option<usize>,
+    /// Where the previous page stopped.
+    pub paging_state: Option<PagingState>,
+    /// Read the table as of this time.
+    pub read_ht: HybridTime,
+}
+
+impl Select {
+    /// Every row, every visible column, as of `read_ht`.
+    pub fn all(read_ht: HybridTime) -> Self {
+        Select {
+            selectors: Vec::new(),
+            hash_key: None,
+            range_eq: Vec::new(),
+            range: None,
+            reverse: false,
+            limit: None,
+            page_size: None,
+            paging_state: None,
+            read_ht,
+        }
+    }
+
+    /// The row with full key `key` (hash values then range values).
+    pub fn row(table: &Table, key: Vec<Datum>, read_ht: HybridTime) -> Self {
+        let mut select = Select::all(read_ht);
+        let mut key = key;
+        let range = key.split_off(table.num_hash_columns().min(key.len()));
+        if table.num_hash_columns() > 0 {
+            select.hash_key = Some(key);
+            select.range_eq = range;
+        } else {
+            select.range_eq = [key, range].concat();
+        }
+        select
+    }
+
+    /// Only these output columns.
+    pub fn columns(mut self, selectors: Vec<Selector>) -> Self {
+        self.selectors = selectors;
+        self
+    }
+
+    /// Only the partition with these hash values.
+    pub fn partition(mut self, hash_key: Vec<Datum>) -> Self {
+        self.hash_key = Some(hash_key);
+        self
+    }
+
+    /// Equalities on the leading range columns.
+    pub fn range_eq(mut self, values: Vec<Datum>) -> Self {
+        self.range_eq = values;
+        self
+    }
+
+    /// A condition on the range column after the equalities.
+    pub fn range(mut self, lower: Bound<Datum>, upper: Bound<Datum>) -> Self {
+        self.range = Some(RangeCondition { lower, upper });
+        self
+    }
+
+    /// Descending key order.
+    pub fn reversed(mut self) -> Self {
+        self.reverse = true;
+        self
+    }
+
+    /// LIMIT.
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Page size.
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size);
+        self
+    }
+
+    /// Continue after a previous page.
+    pub fn after(mut self, state: PagingState) -> Self {
+        self.paging_state = Some(state);
+        self
+    }
+}
+
+/// Where a paged SELECT stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagingState {
+    /// Encoded DocKey of the last row returned.
+    pub last_key: Vec<u8>,
+    /// Rows still allowed by LIMIT, if there is one.
+    pub remaining: Option<u64>,
+}
+
+/// Version byte of [`PagingState::encode`].
+const PAGING_STATE_VERSION: u8 = 1;
+
+impl PagingState {
+    /// `[version 1][remaining: 8 bytes BE, all ones = no limit][last key]`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(9 + self.last_key.len());
+        out.push(PAGING_STATE_VERSION);
+        out.extend_from_slice(&self.remaining.unwrap_or(u64::MAX).to_be_bytes());
+        out.extend_from_slice(&self.last_key);
+        out
+    }
+
+    /// Inverse of [`Self::encode`]; bad bytes are `Corruption`.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        let (&version, rest) = bytes
+            .split_first()
+            .ok_or_else(|| corruption!("empty paging state"))?;
+        if version != PAGING_STATE_VERSION {
+            return Err(corruption!("paging state version {version}"));
+        }
+        let (remaining, key) = rest
+            .split_first_chunk::<8>()
+            .ok_or_else(|| corruption!("paging state too short"))?;
+        let remaining = u64::from_be_bytes(*remaining);
+        doc_key_len(key)?;
+        Ok(PagingState {
+            last_key: key.to_vec(),
+            remaining: (remaining != u64::MAX).then_some(remaining),
+        })
+    }
+}
+
+/// One page of a SELECT.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultPage {
+    /// Output column labels (`c`, `writetime(c)`, `ttl(c)`).
+    pub columns: Vec<String>,
+    /// Rows, each with one value per output column.
+    pub rows: Vec<Vec<Datum>>,
+    /// Set when more rows may follow; pass it to [`Select::after`].
+    pub paging_state: Option<PagingState>,
+}
+
+/// A resolved output column.
+enum Output<'t> {
+    Key(usize, &'t Column),
+    Value(&'t Column),
+    WriteTime(&'t Column),
+    Ttl(&'t Column),
+}
+
+impl<E: Engine> TableDb<E> {
+    /// Runs a SELECT on `table`.
+    pub fn select(&self, table: &Table, select: &Select) -> Result<ResultPage> {
+        let outputs = outputs(table, &select.selectors)?;
+        let columns = labels(&select.selectors, &outputs);
+        let remaining = match &select.paging_state {
+            Some(state) => state
+                .remaining
+                .map(|r| usize::try_from(r).unwrap_or(usize::MAX)),
+            None => select.limit,
+        };
+        let cap = remaining
+            .unwrap_or(usize::MAX)
+            .min(select.page_size.unwrap_or(usize::MAX));
+        let (lower, upper) = paged_bounds(table, select)?;
+        let ctx = self.read_context(table, select.read_ht)?;
+        let mut scan = Scan {
+            tdb: self,
+            table,
+            ctx,
+            statics: HashMap::new(),
+        };
+        let mut opts = IterOptions::new().lower(lower.clone());
+        if let Some(upper) = &upper {
+            opts = opts.upper(upper.clone());
+        }
+        let mut iter = self.docdb().engine().iterator(opts)?;
+        if select.reverse {
+            iter.seek_to_last();
+        } else {
+            iter.seek(&lower);
+        }
+        let mut rows = Vec::new();
+        let mut last_key = None;
+        let mut more = false;
+        while let Some(doc_key) = scan.next_doc(&mut iter, select.reverse)? {
+            if rows.len() >= cap {
+                more = true;
+                break;
+            }
+            let Some((key, values, statics)) = scan.read(&mut iter, &doc_key, select.reverse)?
+            else {
+                continue;
+            };
+            if !matches(table, select, &key)? {
+                continue;
+            }
+            rows.push(project(&outputs, &key, &values, statics.as_ref()));
+            last_key = Some(doc_key);
+        }
+        let paging_state = match (more, last_key) {
+            (true, Some(last_key)) => Some(PagingState {
+                last_key,
+                remaining: remaining.map(|r| (r - rows.len()) as u64),
+            }),
+            _ => None,
+        };
+        Ok(ResultPage {
+            columns,
+            rows,
+            paging_state,
+        })
+    }
+}
+
+/// Scan state: the table, how to read it, and the static rows read so far by hash prefix.
+struct Scan<'a, E: Engine> {
+    tdb: &'a TableDb<E>,
+    table: &'a Table,
+    ctx: ReadContext,
+    statics: HashMap<Vec<u8>, RowValues>,
+}
+
+/// A row as read: key values, non-key values, and its partition's static values.
+type ReadRow = (Vec<Datum>, RowValues, Option<RowValues>);
+
+impl<E: Engine> Scan<'_, E> {
+    /// The DocKey of the next row document in scan direction (static rows skipped).
+    fn next_doc<I: EngineIterator>(&self, iter: &mut I, reverse: bool) -> Result<Option<Vec<u8>>> {
+        loop {
+            let doc = if reverse {
+                prev_doc_key(self.table, iter)?
+            } else {
+                next_doc_key(self.table, iter, None)?
+            };
+            let Some(doc) = doc else { return Ok(None) };
+            if !self.table.is_static_key(&doc) {
+                return Ok(Some(doc));
+            }
+            if reverse {
+                iter.seek_for_prev(&doc);
+            } else {
+                let mut past = doc;
+                past.push(0xFF);
+                iter.seek(&past);
+            }
+        }
+    }
+
+    /// Reads the row at `doc_key` (the iterator is on one of its keys) and moves past it in
+    /// scan direction. `None` when the row does not exist.
+    fn read<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        doc_key: &[u8],
+        reverse: bool,
+    ) -> Result<Option<ReadRow>> {
+        if reverse {
+            iter.seek(doc_key);
+        }
+        let cells = read_row(iter, doc_key, &self.ctx)?;
+        if reverse {
+            iter.seek_for_prev(doc_key);
+        }
+        let values = assemble(self.table, &cells, &self.ctx)?;
+        if !values.exists {
+            return Ok(None);
+        }
+        let key = self.table.decode_key(doc_key)?;
+        let statics = self.statics_for(&key)?;
+        Ok(Some((key, values, statics)))
+    }
+
+    /// The static values of a row's partition (read once per partition).
+    fn statics_for(&mut self, key: &[Datum]) -> Result<Option<RowValues>> {
+        if !self.table.has_static_columns() {
+            return Ok(None);
+        }
+        let hash = &key[..self.table.num_hash_columns().min(key.len())];
+        let static_key = self.table.static_doc_key(hash)?.encode();
+        if let Some(found) = self.statics.get(&static_key) {
+            return Ok(Some(found.clone()));
+        }
+        let cells = self.tdb.read_cells(&static_key, &self.ctx)?;
+        let values = assemble(self.table, &cells, &self.ctx)?;
+        self.statics.insert(static_key, values.clone());
+        Ok(Some(values))
+    }
+}
+
+/// The first key of the table's key space.
+pub(crate) fn table_lower(table: &Table) -> Vec<u8> {
+    if table.prefix_bytes().is_empty() {
+        // Row keys start at `$` (the lowest value type); below are metadata and `!`.
+        b"$".to_vec()
+    } else {
+        table.prefix_bytes().to_vec()
+    }
+}
+
+/// The end (exclusive) of the table's key space; `None` = the end of the database.
+fn table_upper(table: &Table) -> Option<Vec<u8>> {
+    (!table.prefix_bytes().is_empty()).then(|| [table.prefix_bytes(), &[0xFF]].concat())
+}
+
+/// Whether a key's first byte starts another table's key space (colocated `0`, cotable
+/// `y`): an un-prefixed table skips those regions.
+fn foreign_region(table: &Table, key: &[u8]) -> Option<u8> {
+    let first = *key.first()?;
+    (table.prefix_bytes().is_empty() && (first == b'0' || first == b'y')).then_some(first)
+}
+
+/// From the iterator's position forward: the DocKey of the first record of `table`, skipping
+/// other tables' regions and the table-level tombstone. `None` when the table's keys end.
+pub(crate) fn next_doc_key<I: EngineIterator>(
+    table: &Table,
+    iter: &mut I,
+    upper: Option<&[u8]>,
+) -> Result<Option<Vec<u8>>> {
+    let tombstone = table.table_tombstone_key();
+    while iter.valid()? {
+        let key = iter.key();
+        if upper.is_some_and(|u| key >= u) || !key.starts_with(table.prefix_bytes()) {
+            return Ok(None);
+        }
+        if let Some(region) = foreign_region(table, key) {
+            iter.seek(&[region + 1]);
+            continue;
+        }
+        let doc = key[..doc_key_len(key)?].to_vec();
+        if tombstone.as_deref() == Some(&doc[..]) {
+            let mut past = doc;
+            past.push(0xFF);
+            iter.seek(&past);
+            continue;
+        }
+        return Ok(Some(doc));
+    }
+    Ok(None)
+}
+
+/// Like [`next_doc_key`], backwards from the iterator's position.
+fn prev_doc_key<I: EngineIterator>(table: &Table, iter: &mut I) -> Result<Option<Vec<u8>>> {
+    let tombstone = table.table_tombstone_key();
+    while iter.valid()? {
+        let key = iter.key();
+        if !key.starts_with(table.prefix_bytes()) || key < b"$".as_slice() {
+            return Ok(None);
+        }
+        if let Some(region) = foreign_region(table, key) {
+            iter.seek_for_prev(&[region]);
+            continue;
+        }
+        let doc = key[..doc_key_len(key)?].to_vec();
+        if tombstone.as_deref() == Some(&doc[..]) {
+            iter.seek_for_prev(&doc);
+            continue;
+        }
+        return Ok(Some(doc));
+    }
+    Ok(None)
+}
+
+/// Engine bounds of a SELECT, narrowed by its paging state.
+fn paged_bounds(table: &Table, select: &Select) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+    let (mut lower, mut upper) = key_bounds(table, select)?;
+    if let Some(state) = &select.paging_state {
+        if select.reverse {
+            upper = Some(match upper {
+                Some(u) if u < state.last_key => u,
+                _ => state.last_key.clone(),
+            });
+        } else {
+            let mut after = state.last_key.clone();
+            after.push(0xFF);
+            lower = lower.max(after);
+        }
+    }
+    Ok((lower, upper))
+}
+
+/// The key range holding every row the restrictions allow.
+fn key_bounds(table: &Table, select: &Select) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+    if select.range_eq.len() > table.num_range_columns() {
+        return Err(invalid!("more range values than range columns"));
+    }
+    let mut prefix = table.prefix_bytes().to_vec();
+    if table.num_hash_columns() > 0 {
+        let Some(hash) = &select.hash_key else {
+            return Ok((table_lower(table), table_upper(table)));
+        };
+        if hash.len() != table.num_hash_columns() {
+            return Err(invalid!("a partition needs every hash column"));
+        }
+        let key = table.static_doc_key(hash)?.encode();
+        // Drop the final `!` (the empty range group): rows continue with range components.
+        prefix = key[..key.len() - 1].to_vec();
+    }
+    for (column, value) in table.range_columns().zip(&select.range_eq) {
+        table.range_entry(column, value)?.encode_to(&mut prefix);
+    }
+    let mut lower = prefix.clone();
+    let mut upper = [&prefix[..], &[0xFF]].concat();
+    let next = table.range_columns().nth(select.range_eq.len());
+    if let (Some(cond), Some(column)) = (&select.range, next) {
+        let ColumnKind::Range(order) = column.kind else {
+            return Err(invalid!("{} is not a range column", column.name));
+        };
+        let bound = |b: &Bound<Datum>, low_side: bool| -> Result<Option<Vec<u8>>> {
+            let (value, inclusive) = match b {
+                Bound::Included(v) => (v, true),
+                Bound::Excluded(v) => (v, false),
+                Bound::Unbounded => return Ok(None),
+            };
+            let mut key = prefix.clone();
+            table.range_entry(column, value)?.encode_to(&mut key);
+            // The low key side includes the value's rows itself; the high side ends past them.
+            if inclusive != low_side {
+                key.push(0xFF);
+            }
+            Ok(Some(key))
+        };
+        // A descending column stores larger values first: value bounds swap key sides.
+        let (low, high) = if order.descending {
+            (bound(&cond.upper, true)?, bound(&cond.lower, false)?)
+        } else {
+            (bound(&cond.lower, true)?, bound(&cond.upper, false)?)
+        };
+        if let Some(low) = low {
+            lower = lower.max(low);
+        }
+        if let Some(high) = high {
+            upper = upper.min(high);
+        }
+    }
+    Ok((lower, Some(upper)))
+}
+
+/// Whether a row's key values satisfy every restriction.
+fn matches(table: &Table, select: &Select, key: &[Datum]) -> Result<bool> {
+    let nh = table.num_hash_columns();
+    let columns: Vec<&Column> = table.hash_columns().chain(table.range_columns()).collect();
+    let enc = |i: usize, d: &Datum| -> Result<Vec<u8>> {
+        let column = columns
+            .get(i)
+            .ok_or_else(|| invalid!("too many key values"))?;
+        Ok(to_key_entry(d, &column.data_type, SortOrder::Ascending, false)?.encoded())
+    };
+    if let Some(hash) = &select.hash_key
+        && nh > 0
+    {
+        for (i, value) in hash.iter().enumerate() {
+            if key.get(i).map(|k| enc(i, k)).transpose()? != Some(enc(i, value)?) {
+                return Ok(false);
+            }
+        }
+    }
+    let first_range = if nh > 0 { nh } else { 0 };
+    for (j, value) in select.range_eq.iter().enumerate() {
+        let i = first_range + j;
+        if key.get(i).map(|k| enc(i, k)).transpose()? != Some(enc(i, value)?) {
+            return Ok(false);
+        }
+    }
+    let Some(cond) = &select.range else {
+        return Ok(true);
+    };
+    let i = first_range + select.range_eq.len();
+    let Some(value) = key.get(i).filter(|v| !v.is_null()) else {
+        return Ok(false);
+    };
+    let value = enc(i, value)?;
+    let lower_ok = match &cond.lower {
+        Bound::Included(b) => value >= enc(i, b)?,
+        Bound::Excluded(b) => value > enc(i, b)?,
+        Bound::Unbounded => true,
+    };
+    let upper_ok = match &cond.upper {
+        Bound::Included(b) => value <= enc(i, b)?,
+        Bound::Excluded(b) => value < enc(i, b)?,
+        Bound::Unbounded => true,
+    };
+    Ok(lower_ok && upper_ok)
+}
+
+/// Resolves the selectors; no selectors = every visible column.
+fn outputs<'t>(table: &'t Table, selectors: &[Selector]) -> Result<Vec<Output<'t>>> {
+    let key_position = |c: &Column| {
+        table
+            .hash_columns()
+            .chain(table.range_columns())
+            .position(|k| k.id == c.id)
+    };
+    if selectors.is_empty() {
+        return Ok(table
+            .columns()
+            .iter()
+            .filter(|c| !c.hidden)
+            .map(|c| match key_position(c) {
+                Some(i) => Output::Key(i, c),
+                None => Output::Value(c),
+            })
+            .collect());
+    }
+    selectors
+        .iter()
+        .map(|s| {
+            let (name, kind) = match s {
+                Selector::Column(n) => (n, 0),
+                Selector::WriteTime(n) => (n, 1),
+                Selector::Ttl(n) => (n, 2),
+            };
+            let column = table.column(name)?;
+            match (key_position(column), kind) {
+                (Some(i), 0) => Ok(Output::Key(i, column)),
+                (Some(_), _) => Err(invalid!("WRITETIME/TTL of key column {name}")),
+                (None, 0) => Ok(Output::Value(column)),
+                (None, _) if !column.data_type.is_primitive() => {
+                    Err(invalid!("WRITETIME/TTL of non-primitive column {name}"))
+                }
+                (None, 1) => Ok(Output::WriteTime(column)),
+                (None, _) => Ok(Output::Ttl(column)),
+            }
+        })
+        .collect()
+}
+
+fn labels(selectors: &[Selector], outputs: &[Output<'_>]) -> Vec<String> {
+    if selectors.is_empty() {
+        return outputs
+            .iter()
+            .map(|o| match o {
+                Output::Key(_, c) | Output::Value(c) | Output::WriteTime(c) | Output::Ttl(c) => {
+                    c.name.clone()
+                }
+            })
+            .collect();
+    }
+    selectors
+        .iter()
+        .map(|s| match s {
+            Selector::Column(n) => n.clone(),
+            Selector::WriteTime(n) => format!("writetime({n})"),
+            Selector::Ttl(n) => format!("ttl({n})"),
+        })
+        .collect()
+}
+
+fn project(
+    outputs: &[Output<'_>],
+    key: &[Datum],
+    values: &RowValues,
+    statics: Option<&RowValues>,
+) -> Vec<Datum> {
+    let cell = |c: &Column| {
+        let source = if c.kind == ColumnKind::Static {
+            statics
+        } else {
+            Some(values)
+        };
+        source.and_then(|s| s.columns.get(&c.id))
+    };
+    outputs
+        .iter()
+        .map(|o| match o {
+            Output::Key(i, _) => key.get(*i).cloned().unwrap_or(Datum::Null),
+            Output::Value(c) => cell(c).map_or(Datum::Null, |v| v.datum.clone()),
+            Output::WriteTime(c) => cell(c)
+                .and_then(|v| v.write_time)
+                .map_or(Datum::Null, Datum::BigInt),
+            Output::Ttl(c) => cell(c)
+                .and_then(|v| v.ttl)
+                .map_or(Datum::Null, Datum::BigInt),
+        })
+        .collect()
+}
