@@ -69,7 +69,8 @@ pub struct ServeArgs {
     /// RocksDB compaction style: `universal` or `level` [default: universal].
     #[arg(long, env = "DOCDB_COMPACTION")]
     pub compaction: Option<String>,
-    /// Threads executing commands [default: the number of CPUs].
+    /// Threads executing commands [default: half the CPUs, at least 1: the rest are left to
+    /// RocksDB's flushes and compactions, and to clients on the same machine].
     #[arg(long, env = "DOCDB_THREADS")]
     pub threads: Option<usize>,
     /// Log filter, e.g. `info` or `docdb_redis=debug` [default: info].
@@ -174,10 +175,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<bool> {
     init_logging(args.log.as_deref().unwrap_or("info"));
     let threads = args.threads;
     let settings = settings(args)?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = threads {
-        builder.worker_threads(n.max(1));
-    }
+    builder.worker_threads(threads.unwrap_or(cpus / 2).max(1));
     let runtime = builder
         .enable_all()
         .thread_name("docdb-worker")

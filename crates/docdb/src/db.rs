@@ -18,8 +18,8 @@ use crate::clock::HybridClock;
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, TOMBSTONE_VALUE};
 use crate::reader::{
-    ChildRange, ReadOptions, ReadStats, VisibleRecord, read_children, read_subdocument,
-    visible_record,
+    ChildRange, ReadOptions, ReadStats, RootLevel, VisibleRecord, read_children, read_subdocument,
+    visible_record, visible_record_cached,
 };
 use crate::subdoc::SubDocument;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
@@ -205,6 +205,55 @@ pub struct DocDb<E: Engine> {
     in_flight: AtomicU64,
 }
 
+/// Lookups in one document sharing an iterator (see [`DocDb::view`]). The iterator's view
+/// of the engine is fixed when the view is made.
+pub struct DocView<'a, E: Engine> {
+    iter: E::Iter<'a>,
+    opts: ReadOptions,
+    root: Option<RootLevel>,
+    db: &'a DocDb<E>,
+}
+
+impl<E: Engine> DocView<'_, E> {
+    /// The record visible at the encoded `path` of this document.
+    pub fn record(&mut self, path: &[u8]) -> Result<Option<VisibleRecord>> {
+        visible_record_cached(
+            &mut self.iter,
+            path,
+            &self.opts,
+            &mut ReadStats::default(),
+            &mut self.root,
+        )
+    }
+
+    /// The visible first-level children of `path` within `range`.
+    pub fn children(
+        &mut self,
+        path: &[u8],
+        range: &ChildRange,
+    ) -> Result<Vec<(dockv::KeyEntryValue, SubDocument)>> {
+        read_children(
+            &mut self.iter,
+            path,
+            range,
+            &self.opts,
+            &mut ReadStats::default(),
+        )
+    }
+
+    /// The subdocument at `path`.
+    pub fn subdocument(&mut self, path: &[u8]) -> Result<Option<SubDocument>> {
+        // Earlier lookups may have left the iterator inside the subtree: start at its top.
+        self.iter.seek(path);
+        read_subdocument(&mut self.iter, path, &self.opts, &mut ReadStats::default())
+    }
+
+    /// The database the view reads.
+    pub fn db(&self) -> &DocDb<E> {
+        self.db
+    }
+}
+
 /// Resets the in-flight marker even if the write closure panics.
 struct InFlight<'a>(&'a AtomicU64);
 
@@ -319,6 +368,17 @@ impl<E: Engine> DocDb<E> {
         let doc_len = DocKey::encoded_len(path)?;
         let mut iter = self.doc_iterator(&path[..doc_len])?;
         visible_record(&mut iter, path, &opts, &mut ReadStats::default())
+    }
+
+    /// Lookups in the document `doc_key` as of `opts.read_ht` through one iterator, reading
+    /// the document's root once (a Redis command's type check and field lookups).
+    pub fn view(&self, doc_key: &[u8], opts: ReadOptions) -> Result<DocView<'_, E>> {
+        Ok(DocView {
+            iter: self.doc_iterator(doc_key)?,
+            opts,
+            root: None,
+            db: self,
+        })
     }
 
     fn doc_iterator(&self, doc_key: &[u8]) -> Result<E::Iter<'_>> {

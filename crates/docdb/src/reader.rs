@@ -96,13 +96,15 @@ impl Node {
     }
 }
 
-/// Where [`DocReader::visible_version`] leaves the iterator.
+/// How [`DocReader::visible_version`] treats the iterator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Then {
-    /// Past every version of the path.
-    SkipVersions,
-    /// Wherever the search ended.
-    Stay,
+enum Mode {
+    /// Part of a scan: an iterator already on the path's versions arrived there in key order
+    /// (so is on the newest one it may read), and is left past every version of the path.
+    Scan,
+    /// A point lookup: always seek (the iterator may sit anywhere, even among this path's
+    /// older versions after an earlier lookup), and leave it where the search ended.
+    Lookup,
 }
 
 /// The newest version of one path at or before the read time.
@@ -161,7 +163,7 @@ pub fn read_children<I: EngineIterator>(
     let depth = ends.len() - 1;
     let mut reader = DocReader::new(opts, stats, depth + 1);
     reader.read_ancestors(iter, path, &ends)?;
-    let own = reader.visible_version(iter, path, Then::Stay)?;
+    let own = reader.visible_version(iter, path, Mode::Lookup)?;
     reader.apply(depth, own, None);
     let limit = range.limit.unwrap_or(usize::MAX);
     let mut out = Vec::new();
@@ -295,19 +297,44 @@ pub fn visible_record<I: EngineIterator>(
     opts: &ReadOptions,
     stats: &mut ReadStats,
 ) -> Result<Option<VisibleRecord>> {
+    visible_record_cached(iter, path, opts, stats, &mut None)
+}
+
+/// What a document's root passes down to its children, once read: lookups of several paths
+/// of one document ([`crate::db::DocView`]) read the root once.
+#[derive(Debug, Clone, Copy)]
+pub struct RootLevel(Level);
+
+/// [`visible_record`], taking the root's level from `root` when known and remembering it.
+pub(crate) fn visible_record_cached<I: EngineIterator>(
+    iter: &mut I,
+    path: &[u8],
+    opts: &ReadOptions,
+    stats: &mut ReadStats,
+    root: &mut Option<RootLevel>,
+) -> Result<Option<VisibleRecord>> {
     let mut ends = Vec::new();
     component_ends(path, &mut ends)?;
+    let depth = ends.len() - 1;
     // Nothing goes into a result tree: the record itself is returned.
     let mut reader = DocReader::new(opts, stats, usize::MAX);
-    reader.read_ancestors(iter, path, &ends)?;
+    reader.read_ancestors_from(iter, path, &ends, root)?;
     let parent = reader.stack.last().copied().unwrap_or_default();
-    let Some(version) = reader.visible_version(iter, path, Then::Stay)? else {
+    let version = reader.visible_version(iter, path, Mode::Lookup)?;
+    let version = version.filter(|v| v.time > parent.overwrite);
+    let exp = version.as_ref().map(|v| reader.effective_expiration(v));
+    if depth == 0 {
+        *root = Some(RootLevel(match (&version, exp) {
+            (Some(v), Some(exp)) => Level {
+                overwrite: v.time,
+                exp,
+            },
+            _ => parent,
+        }));
+    }
+    let (Some(version), Some(exp)) = (version, exp) else {
         return Ok(None);
     };
-    if version.time <= parent.overwrite {
-        return Ok(None);
-    }
-    let exp = reader.effective_expiration(&version);
     let expired = is_expired_at(exp, version.time.ht, opts.table_ttl, opts.read_ht);
     Ok(Some(VisibleRecord {
         time: version.time,
@@ -351,11 +378,31 @@ impl<'a> DocReader<'a> {
         path: &[u8],
         ends: &[usize],
     ) -> Result<()> {
+        self.read_ancestors_from(iter, path, ends, &mut None)
+    }
+
+    /// [`Self::read_ancestors`], with the root's level taken from (or stored into) `root`.
+    fn read_ancestors_from<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        path: &[u8],
+        ends: &[usize],
+        root: &mut Option<RootLevel>,
+    ) -> Result<()> {
         let depth = ends.len() - 1;
         for level in 0..depth {
             self.stack.truncate(level);
-            let version = self.visible_version(iter, &path[..ends[level]], Then::Stay)?;
+            if level == 0
+                && let Some(RootLevel(known)) = *root
+            {
+                self.stack.push(known);
+                continue;
+            }
+            let version = self.visible_version(iter, &path[..ends[level]], Mode::Lookup)?;
             self.apply(level, version, None);
+            if level == 0 {
+                *root = self.stack.first().copied().map(RootLevel);
+            }
         }
         self.stack.truncate(depth);
         Ok(())
@@ -414,7 +461,7 @@ impl<'a> DocReader<'a> {
                 self.stack.push(parent);
                 self.skip_versions(iter, &cur_path)?;
             } else {
-                let version = self.visible_version(iter, &cur_path, Then::SkipVersions)?;
+                let version = self.visible_version(iter, &cur_path, Mode::Scan)?;
                 self.apply(depth, version, Some((&cur_path, &ends[..], root_end)));
             }
             std::mem::swap(&mut prev_path, &mut cur_path);
@@ -445,14 +492,12 @@ impl<'a> DocReader<'a> {
     }
 
     /// Finds the newest version of `path` at or before the read time, folding TTL merge
-    /// records into it. With [`Then::SkipVersions`] the iterator is left past every version
-    /// of `path` (a scan goes on from there); with [`Then::Stay`] it stays where it is, for a
-    /// caller whose next step is a seek anyway.
+    /// records into it (see [`Mode`] for where the iterator starts and ends).
     fn visible_version<I: EngineIterator>(
         &mut self,
         iter: &mut I,
         path: &[u8],
-        then: Then,
+        mode: Mode,
     ) -> Result<Option<Version>> {
         if self.read_suffix.is_empty() {
             self.read_suffix.push(KeyEntryType::HybridTime.as_u8());
@@ -463,7 +508,7 @@ impl<'a> DocReader<'a> {
         target.clear();
         target.extend_from_slice(path);
         target.extend_from_slice(&self.read_suffix);
-        let on_path = iter.valid()? && is_version_of(iter.key(), path);
+        let on_path = mode == Mode::Scan && iter.valid()? && is_version_of(iter.key(), path);
         if !on_path || iter.key() < target.as_slice() {
             // Not there yet, or on versions newer than the read time: jump.
             if on_path {
@@ -493,7 +538,7 @@ impl<'a> DocReader<'a> {
             iter.next();
             break;
         }
-        if then == Then::SkipVersions {
+        if mode == Mode::Scan {
             self.skip_versions(iter, path)?;
         }
         Ok(found)

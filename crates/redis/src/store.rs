@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, RwLock};
 
 use docdb::reader::ChildRange;
-use docdb::{DocDb, DocWriteBatch, ReadOptions, SubDocument, VisibleRecord};
+use docdb::{DocDb, DocView, DocWriteBatch, ReadOptions, SubDocument, VisibleRecord};
 use dockv::doc_key::{DocKey, TablePrefix};
 use dockv::hash::redis_hash_slot;
 use dockv::value::{PrimitiveValue, Ttl, Value};
@@ -273,20 +273,18 @@ impl<E: Engine> Store<E> {
         (prefix(db), upper)
     }
 
+    /// Reads as of `ht` that share one iterator per document (see [`Reads`]).
+    pub fn reads(&self, ht: HybridTime) -> Reads<'_, E> {
+        Reads {
+            db: &self.db,
+            ht,
+            view: None,
+        }
+    }
+
     /// The live key at `doc_key` as of `ht`, or `None`.
     pub fn key_info(&self, doc_key: &[u8], ht: HybridTime) -> CmdResult<Option<KeyInfo>> {
-        let Some(record) = self.db.visible_record(doc_key, ReadOptions::at(ht))? else {
-            return Ok(None);
-        };
-        if !record.is_live() {
-            return Ok(None);
-        }
-        let expires_at = record.expires_at_micros(None);
-        Ok(Some(KeyInfo {
-            kind: RedisType::of(&record.payload),
-            record,
-            expires_at,
-        }))
+        self.reads(ht).key_info(doc_key)
     }
 
     /// The live key of type `kind` at `doc_key`, `None` if absent, WRONGTYPE if another type.
@@ -296,34 +294,7 @@ impl<E: Engine> Store<E> {
         kind: RedisType,
         ht: HybridTime,
     ) -> CmdResult<Option<KeyInfo>> {
-        let info = self.key_info(doc_key, ht)?;
-        if let Some(info) = &info {
-            info.expect(kind)?;
-        }
-        Ok(info)
-    }
-
-    /// The live record at an encoded subkey path (e.g. a hash field), honouring the root.
-    pub fn child_record(&self, path: &[u8], ht: HybridTime) -> CmdResult<Option<VisibleRecord>> {
-        Ok(self
-            .db
-            .visible_record(path, ReadOptions::at(ht))?
-            .filter(VisibleRecord::is_live))
-    }
-
-    /// The whole document at `path` as of `ht`.
-    pub fn document(&self, path: &[u8], ht: HybridTime) -> CmdResult<Option<SubDocument>> {
-        Ok(self.db.get_encoded(path, &ReadOptions::at(ht))?)
-    }
-
-    /// Live children of `path` within `range` as of `ht`.
-    pub fn children(
-        &self,
-        path: &[u8],
-        range: &ChildRange,
-        ht: HybridTime,
-    ) -> CmdResult<Vec<(KeyEntryValue, SubDocument)>> {
-        Ok(self.db.read_children(path, range, &ReadOptions::at(ht))?)
+        self.reads(ht).typed(doc_key, kind)
     }
 
     /// Every live key's document key in database `db` from `start` (an engine key, inclusive)
@@ -452,6 +423,82 @@ impl<E: Engine> Store<E> {
 
     fn lock_bounds(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, (i64, i64)>> {
         self.list_bounds.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A command's reads at one time. Consecutive lookups in the same document (the type check,
+/// then fields or members) share one engine iterator and read the root once.
+pub struct Reads<'a, E: Engine> {
+    db: &'a DocDb<E>,
+    ht: HybridTime,
+    view: Option<(Vec<u8>, DocView<'a, E>)>,
+}
+
+impl<'a, E: Engine> Reads<'a, E> {
+    /// The read time.
+    pub fn time(&self) -> HybridTime {
+        self.ht
+    }
+
+    fn view(&mut self, path: &[u8]) -> CmdResult<&mut DocView<'a, E>> {
+        let doc_len = DocKey::encoded_len(path).map_err(docdb::Error::from)?;
+        let doc_key = &path[..doc_len];
+        let reuse = matches!(&self.view, Some((key, _)) if key.as_slice() == doc_key);
+        if !reuse {
+            let view = self.db.view(doc_key, ReadOptions::at(self.ht))?;
+            self.view = Some((doc_key.to_vec(), view));
+        }
+        match &mut self.view {
+            Some((_, view)) => Ok(view),
+            None => Err(CmdError::err("no document view")),
+        }
+    }
+
+    /// The live key at `doc_key`, or `None`.
+    pub fn key_info(&mut self, doc_key: &[u8]) -> CmdResult<Option<KeyInfo>> {
+        let Some(record) = self.view(doc_key)?.record(doc_key)? else {
+            return Ok(None);
+        };
+        if !record.is_live() {
+            return Ok(None);
+        }
+        let expires_at = record.expires_at_micros(None);
+        Ok(Some(KeyInfo {
+            kind: RedisType::of(&record.payload),
+            record,
+            expires_at,
+        }))
+    }
+
+    /// The live key of type `kind` at `doc_key`, `None` if absent, WRONGTYPE if another type.
+    pub fn typed(&mut self, doc_key: &[u8], kind: RedisType) -> CmdResult<Option<KeyInfo>> {
+        let info = self.key_info(doc_key)?;
+        if let Some(info) = &info {
+            info.expect(kind)?;
+        }
+        Ok(info)
+    }
+
+    /// The live record at an encoded subkey path (e.g. a hash field), honouring the root.
+    pub fn child_record(&mut self, path: &[u8]) -> CmdResult<Option<VisibleRecord>> {
+        Ok(self
+            .view(path)?
+            .record(path)?
+            .filter(VisibleRecord::is_live))
+    }
+
+    /// The whole document (or subdocument) at `path`.
+    pub fn document(&mut self, path: &[u8]) -> CmdResult<Option<SubDocument>> {
+        Ok(self.view(path)?.subdocument(path)?)
+    }
+
+    /// Live children of `path` within `range`.
+    pub fn children(
+        &mut self,
+        path: &[u8],
+        range: &ChildRange,
+    ) -> CmdResult<Vec<(KeyEntryValue, SubDocument)>> {
+        Ok(self.view(path)?.children(path, range)?)
     }
 }
 

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use docdb::reader::ChildRange;
 use docdb::{DocWriteBatch, SubDocument};
+use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
-use dockv::{HybridTime, KeyEntryValue};
 use engine::Engine;
 
 use super::keys::{ScanArgs, scan_reply};
@@ -14,7 +14,7 @@ use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_or_null, ok, spec, wron
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::{int_arg, parse_i64};
-use crate::store::{self, KeyInfo, RedisType, Store, primitive_bytes};
+use crate::store::{self, KeyInfo, Reads, RedisType, primitive_bytes};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -56,26 +56,24 @@ pub(super) fn ensure_root<E: Engine>(
 
 /// Whether member `name` is live in the existing collection at `dk`.
 pub(super) fn has_member<E: Engine>(
-    store: &Store<E>,
+    r: &mut Reads<'_, E>,
     dk: &[u8],
     name: &[u8],
-    ht: HybridTime,
 ) -> CmdResult<bool> {
-    Ok(store.child_record(&member_path(dk, name), ht)?.is_some())
+    Ok(r.child_record(&member_path(dk, name))?.is_some())
 }
 
 /// Tombstones the live `names` of the collection at `dk`, and the root too when nothing
 /// else is left (Redis has no empty collections). Returns how many were removed.
 pub(super) fn remove_members<E: Engine>(
-    store: &Store<E>,
+    r: &mut Reads<'_, E>,
     batch: &mut DocWriteBatch<'_, E>,
     dk: &[u8],
     names: &[Vec<u8>],
-    ht: HybridTime,
 ) -> CmdResult<i64> {
     let mut removed = HashSet::new();
     for name in names {
-        if !removed.contains(name) && has_member(store, dk, name, ht)? {
+        if !removed.contains(name) && has_member(r, dk, name)? {
             batch.set_encoded_path(member_path(dk, name), Value::tombstone())?;
             removed.insert(name.clone());
         }
@@ -85,7 +83,7 @@ pub(super) fn remove_members<E: Engine>(
             limit: Some(removed.len() + 1),
             ..ChildRange::default()
         };
-        let left = store.children(dk, &range, ht)?;
+        let left = r.children(dk, &range)?;
         let emptied = left.iter().all(|(key, _)| match key {
             KeyEntryValue::String(name, _) => removed.contains(name),
             _ => false,
@@ -102,12 +100,12 @@ pub(super) fn members<E: Engine>(
     ctx: &Ctx<'_, E>,
     kind: RedisType,
 ) -> CmdResult<Vec<(Vec<u8>, SubDocument)>> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, kind, ht)?.is_none() {
+    if r.typed(&dk, kind)?.is_none() {
         return Ok(Vec::new());
     }
-    let doc = ctx.store().document(&dk, ht)?;
+    let doc = r.document(&dk)?;
     let Some(SubDocument::Object { children, .. }) = doc else {
         return Ok(Vec::new());
     };
@@ -157,12 +155,13 @@ fn hset_generic<E: Engine>(ctx: &mut Ctx<'_, E>, name: &str) -> CmdResult<i64> {
     let store = ctx.store();
     let pairs = &ctx.args[2..];
     store.write(|batch, ht| {
-        let info = store.typed(&dk, RedisType::Hash, ht)?;
+        let mut r = store.reads(ht);
+        let info = r.typed(&dk, RedisType::Hash)?;
         ensure_root(batch, &dk, &info, RedisType::Hash)?;
         let mut added = HashSet::new();
         for pair in pairs.chunks(2) {
             let (field, value) = (&pair[0], &pair[1]);
-            let new = info.is_none() || !has_member(store, &dk, field, ht)?;
+            let new = info.is_none() || !has_member(&mut r, &dk, field)?;
             if new {
                 added.insert(field.clone());
             }
@@ -185,15 +184,13 @@ fn hmset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 
 /// The value of field `field` of the hash at argument 1, as of the read time.
 fn field<E: Engine>(ctx: &Ctx<'_, E>, field: &[u8]) -> CmdResult<Option<Vec<u8>>> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::Hash, ht)?.is_none() {
+    if r.typed(&dk, RedisType::Hash)?.is_none() {
         return Ok(None);
     }
-    Ok(ctx
-        .store()
-        .child_record(&member_path(&dk, field), ht)?
-        .map(|r| primitive_bytes(&r.payload)))
+    Ok(r.child_record(&member_path(&dk, field))?
+        .map(|rec| primitive_bytes(&rec.payload)))
 }
 
 fn hget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
@@ -201,15 +198,14 @@ fn hget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 fn hmget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    let exists = ctx.store().typed(&dk, RedisType::Hash, ht)?.is_some();
+    let exists = r.typed(&dk, RedisType::Hash)?.is_some();
     let mut out = Vec::new();
     for name in &ctx.args[2..] {
         let value = if exists {
-            ctx.store()
-                .child_record(&member_path(&dk, name), ht)?
-                .map(|r| primitive_bytes(&r.payload))
+            r.child_record(&member_path(&dk, name))?
+                .map(|rec| primitive_bytes(&rec.payload))
         } else {
             None
         };
@@ -232,10 +228,11 @@ fn hdel<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let store = ctx.store();
     let names = &ctx.args[2..];
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::Hash, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::Hash)?.is_none() {
             return Ok(Frame::Integer(0));
         }
-        remove_members(store, batch, &dk, names, ht).map(Frame::Integer)
+        remove_members(&mut r, batch, &dk, names).map(Frame::Integer)
     })
 }
 
@@ -273,12 +270,13 @@ fn hincrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let name = ctx.arg(2).to_vec();
     let store = ctx.store();
     store.write(|batch, ht| {
-        let info = store.typed(&dk, RedisType::Hash, ht)?;
+        let mut r = store.reads(ht);
+        let info = r.typed(&dk, RedisType::Hash)?;
         let path = member_path(&dk, &name);
         let current = match &info {
-            Some(_) => store
-                .child_record(&path, ht)?
-                .map(|r| primitive_bytes(&r.payload)),
+            Some(_) => r
+                .child_record(&path)?
+                .map(|rec| primitive_bytes(&rec.payload)),
             None => None,
         };
         let current = match current {

@@ -226,7 +226,8 @@ fn rename<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         }
         let doc = ctx
             .store()
-            .document(&src, ht)?
+            .reads(ht)
+            .document(&src)?
             .ok_or_else(|| CmdError::err("no such key"))?;
         copy_document(batch, &dst, &doc, &info, ht)?;
         batch.set_encoded_path(src.clone(), Value::tombstone())?;

@@ -7,7 +7,7 @@
 use docdb::reader::ChildRange;
 use docdb::{DocWriteBatch, SubDocument};
 use dockv::value::{PrimitiveValue, Value};
-use dockv::{HybridTime, KeyEntryType, KeyEntryValue};
+use dockv::{KeyEntryType, KeyEntryValue};
 use engine::Engine;
 
 use super::hashes::{ensure_root, leaf_bytes};
@@ -17,7 +17,7 @@ use super::{Ctx, READONLY, Spec, WRITE, bulk_array, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::int_arg;
-use crate::store::{self, RedisType, Store};
+use crate::store::{self, Reads, RedisType, Store};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -33,9 +33,9 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     ]
 }
 
-fn length<E: Engine>(store: &Store<E>, dk: &[u8], ht: HybridTime) -> CmdResult<i64> {
+fn length<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8]) -> CmdResult<i64> {
     let path = store::path(dk, &[KeyEntryValue::Counter]);
-    Ok(match store.child_record(&path, ht)? {
+    Ok(match r.child_record(&path)? {
         Some(record) => match record.payload {
             PrimitiveValue::Int64(n) => n,
             _ => return Err(CmdError::err("corrupt list length")),
@@ -56,9 +56,10 @@ fn push<E: Engine>(ctx: &mut Ctx<'_, E>, front: bool) -> CmdResult<Frame> {
         values.reverse();
     }
     store.write(|batch, ht| {
-        let info = store.typed(&dk, RedisType::List, ht)?;
+        let mut r = store.reads(ht);
+        let info = r.typed(&dk, RedisType::List)?;
         let len = match &info {
-            Some(_) => length(store, &dk, ht)?,
+            Some(_) => length(&mut r, &dk)?,
             None => 0,
         };
         ensure_root(batch, &dk, &info, RedisType::List)?;
@@ -108,10 +109,10 @@ fn element_range(low: i64, high: i64, reverse: bool, limit: Option<usize>) -> Ch
 /// bounds unless reading the past (DOCDB.ASOF).
 fn elements<E: Engine>(
     store: &Store<E>,
+    r: &mut Reads<'_, E>,
     dk: &[u8],
     from_back: bool,
     limit: Option<usize>,
-    ht: HybridTime,
     use_bounds: bool,
 ) -> CmdResult<Vec<(i64, SubDocument)>> {
     let (low, high) = if use_bounds {
@@ -120,8 +121,7 @@ fn elements<E: Engine>(
         (i64::MIN, i64::MAX)
     };
     let range = element_range(low, high, from_back, limit);
-    Ok(store
-        .children(dk, &range, ht)?
+    Ok(r.children(dk, &range)?
         .into_iter()
         .filter_map(|(key, doc)| match key {
             KeyEntryValue::ArrayIndex(i) => Some((i, doc)),
@@ -148,7 +148,8 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, E>, from_back: bool) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::List, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::List)?.is_none() {
             return Ok(match count {
                 Some(_) => Frame::NullArray,
                 None => Frame::Null,
@@ -158,8 +159,8 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, E>, from_back: bool) -> CmdResult<Frame> {
         if wanted == 0 {
             return Ok(Frame::Array(Vec::new()));
         }
-        let popped = elements(store, &dk, from_back, Some(wanted), ht, true)?;
-        let left = length(store, &dk, ht)? - popped.len() as i64;
+        let popped = elements(store, &mut r, &dk, from_back, Some(wanted), true)?;
+        let left = length(&mut r, &dk)? - popped.len() as i64;
         remove_elements(batch, &dk, popped.iter().map(|(i, _)| *i))?;
         write_count(batch, &dk, left)?;
         if let Some((last, _)) = popped.last() {
@@ -199,30 +200,30 @@ fn rpop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 fn llen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::List, ht)?.is_none() {
+    if r.typed(&dk, RedisType::List)?.is_none() {
         return Ok(Frame::Integer(0));
     }
-    Ok(Frame::Integer(length(ctx.store(), &dk, ht)?))
+    Ok(Frame::Integer(length(&mut r, &dk)?))
 }
 
 /// Elements at positions `from..=to` (0-based, within the length `len`), read from the
 /// nearer end.
 fn slice<E: Engine>(
     ctx: &Ctx<'_, E>,
+    r: &mut Reads<'_, E>,
     dk: &[u8],
     from: usize,
     to: usize,
     len: usize,
-    ht: HybridTime,
 ) -> CmdResult<Vec<(i64, SubDocument)>> {
     let use_bounds = ctx.as_of.is_none();
     if to < len - from {
-        let all = elements(ctx.store(), dk, false, Some(to + 1), ht, use_bounds)?;
+        let all = elements(ctx.store(), r, dk, false, Some(to + 1), use_bounds)?;
         Ok(all.into_iter().skip(from).collect())
     } else {
-        let mut all = elements(ctx.store(), dk, true, Some(len - from), ht, use_bounds)?;
+        let mut all = elements(ctx.store(), r, dk, true, Some(len - from), use_bounds)?;
         all.reverse();
         Ok(all.into_iter().take(to + 1 - from).collect())
     }
@@ -230,16 +231,16 @@ fn slice<E: Engine>(
 
 fn lrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::List, ht)?.is_none() {
+    if r.typed(&dk, RedisType::List)?.is_none() {
         return Ok(Frame::Array(Vec::new()));
     }
-    let len = length(ctx.store(), &dk, ht)?;
+    let len = length(&mut r, &dk)?;
     let Some((from, to)) = normalize_range(start, stop, len) else {
         return Ok(Frame::Array(Vec::new()));
     };
-    let items = slice(ctx, &dk, from, to, len as usize, ht)?;
+    let items = slice(ctx, &mut r, &dk, from, to, len as usize)?;
     Ok(bulk_array(items.iter().map(|(_, doc)| leaf_bytes(doc))))
 }
 
@@ -250,18 +251,18 @@ fn position(index: i64, len: i64) -> Option<usize> {
 }
 
 fn lindex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
     // Redis looks at the key before the index.
-    if ctx.store().typed(&dk, RedisType::List, ht)?.is_none() {
+    if r.typed(&dk, RedisType::List)?.is_none() {
         return Ok(Frame::Null);
     }
     let index = int_arg(ctx.arg(2))?;
-    let len = length(ctx.store(), &dk, ht)?;
+    let len = length(&mut r, &dk)?;
     let Some(pos) = position(index, len) else {
         return Ok(Frame::Null);
     };
-    let items = slice(ctx, &dk, pos, pos, len as usize, ht)?;
+    let items = slice(ctx, &mut r, &dk, pos, pos, len as usize)?;
     Ok(items
         .first()
         .map_or(Frame::Null, |(_, doc)| Frame::Bulk(leaf_bytes(doc))))
@@ -273,13 +274,14 @@ fn lset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let index_arg = ctx.arg(2);
     let store = ctx.store();
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::List, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::List)?.is_none() {
             return Err(CmdError::err("no such key"));
         }
         let index = int_arg(index_arg)?;
-        let len = length(store, &dk, ht)?;
+        let len = length(&mut r, &dk)?;
         let pos = position(index, len).ok_or_else(|| CmdError::err("index out of range"))?;
-        let all = elements(store, &dk, false, Some(pos + 1), ht, true)?;
+        let all = elements(store, &mut r, &dk, false, Some(pos + 1), true)?;
         let (target, _) = all
             .get(pos)
             .ok_or_else(|| CmdError::err("index out of range"))?;
@@ -295,10 +297,11 @@ fn lrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let needle = ctx.arg(3).to_vec();
     let store = ctx.store();
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::List, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::List)?.is_none() {
             return Ok(Frame::Integer(0));
         }
-        let mut all = elements(store, &dk, false, None, ht, true)?;
+        let mut all = elements(store, &mut r, &dk, false, None, true)?;
         if count < 0 {
             all.reverse();
         }
@@ -316,7 +319,7 @@ fn lrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         if doomed.is_empty() {
             return Ok(Frame::Integer(0));
         }
-        let left = length(store, &dk, ht)? - doomed.len() as i64;
+        let left = length(&mut r, &dk)? - doomed.len() as i64;
         remove_elements(batch, &dk, doomed.iter().copied())?;
         write_count(batch, &dk, left)?;
         Ok(Frame::Integer(doomed.len() as i64))

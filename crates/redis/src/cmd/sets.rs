@@ -12,7 +12,7 @@ use super::{Ctx, READONLY, Spec, WRITE, bulk_array, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::int_arg;
-use crate::store::RedisType;
+use crate::store::{Reads, RedisType};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -31,14 +31,15 @@ fn sadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let store = ctx.store();
     let names = &ctx.args[2..];
     store.write(|batch, ht| {
-        let info = store.typed(&dk, RedisType::Set, ht)?;
+        let mut r = store.reads(ht);
+        let info = r.typed(&dk, RedisType::Set)?;
         ensure_root(batch, &dk, &info, RedisType::Set)?;
         let mut added = HashSet::new();
         for name in names {
             if added.contains(name) {
                 continue;
             }
-            if info.is_none() || !has_member(store, &dk, name, ht)? {
+            if info.is_none() || !has_member(&mut r, &dk, name)? {
                 batch.set_encoded_path(member_path(&dk, name), Value::new(PrimitiveValue::Null))?;
                 added.insert(name.clone());
             }
@@ -52,10 +53,11 @@ fn srem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let store = ctx.store();
     let names = &ctx.args[2..];
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::Set, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::Set)?.is_none() {
             return Ok(Frame::Integer(0));
         }
-        remove_members(store, batch, &dk, names, ht).map(Frame::Integer)
+        remove_members(&mut r, batch, &dk, names).map(Frame::Integer)
     })
 }
 
@@ -66,10 +68,9 @@ fn smembers<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 fn sismember<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    let found = ctx.store().typed(&dk, RedisType::Set, ht)?.is_some()
-        && has_member(ctx.store(), &dk, ctx.arg(2), ht)?;
+    let found = r.typed(&dk, RedisType::Set)?.is_some() && has_member(&mut r, &dk, ctx.arg(2))?;
     Ok(Frame::Integer(i64::from(found)))
 }
 
@@ -96,7 +97,8 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::Set, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::Set)?.is_none() {
             return Ok(match count {
                 Some(_) => Frame::Array(Vec::new()),
                 None => Frame::Null,
@@ -105,12 +107,12 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         let wanted = count.unwrap_or(1);
         let mut start = vec![dockv::KeyEntryType::String.as_u8()];
         start.extend_from_slice(&random_u16(ht.0).to_be_bytes());
-        let mut picked = pick(store, &dk, Some(start.clone()), None, wanted, ht)?;
+        let mut picked = pick(&mut r, &dk, Some(start.clone()), None, wanted)?;
         if picked.len() < wanted {
-            let more = pick(store, &dk, None, Some(start), wanted - picked.len(), ht)?;
+            let more = pick(&mut r, &dk, None, Some(start), wanted - picked.len())?;
             picked.extend(more);
         }
-        remove_members(store, batch, &dk, &picked, ht)?;
+        remove_members(&mut r, batch, &dk, &picked)?;
         Ok(match count {
             Some(_) => bulk_array(picked),
             None => picked.pop().map_or(Frame::Null, Frame::Bulk),
@@ -119,12 +121,11 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 fn pick<E: Engine>(
-    store: &crate::store::Store<E>,
+    r: &mut Reads<'_, E>,
     dk: &[u8],
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     limit: usize,
-    ht: dockv::HybridTime,
 ) -> CmdResult<Vec<Vec<u8>>> {
     let range = ChildRange {
         lower,
@@ -132,8 +133,7 @@ fn pick<E: Engine>(
         reverse: false,
         limit: Some(limit),
     };
-    Ok(store
-        .children(dk, &range, ht)?
+    Ok(r.children(dk, &range)?
         .into_iter()
         .filter_map(|(key, _)| match key {
             KeyEntryValue::String(name, _) => Some(name),

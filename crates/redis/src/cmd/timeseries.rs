@@ -3,7 +3,7 @@
 
 use docdb::reader::ChildRange;
 use dockv::value::{PrimitiveValue, Ttl, Value};
-use dockv::{HybridTime, KeyEntryValue, SortOrder};
+use dockv::{KeyEntryValue, SortOrder};
 use engine::Engine;
 
 use super::hashes::{ensure_root, leaf_bytes};
@@ -56,6 +56,7 @@ fn tsadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
+        let mut r = store.reads(ht);
         let ttl = match expiry {
             None => None,
             Some((false, secs)) if secs > 0 => Some(Ttl::from_secs(secs)),
@@ -64,7 +65,7 @@ fn tsadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
             }
             Some(_) => return Err(CmdError::err("invalid expire time in 'tsadd' command")),
         };
-        let info = store.typed(&dk, RedisType::TimeSeries, ht)?;
+        let info = r.typed(&dk, RedisType::TimeSeries)?;
         ensure_root(batch, &dk, &info, RedisType::TimeSeries)?;
         for (ts, value) in &entries {
             batch.set_encoded_path(
@@ -78,12 +79,12 @@ fn tsadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 
 fn tsget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let ts = int_arg(ctx.arg(2))?;
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::TimeSeries, ht)?.is_none() {
+    if r.typed(&dk, RedisType::TimeSeries)?.is_none() {
         return Ok(Frame::Null);
     }
-    let record = ctx.store().child_record(&entry_path(&dk, ts), ht)?;
+    let record = r.child_record(&entry_path(&dk, ts))?;
     Ok(bulk_or_null(
         record.map(|r| store::primitive_bytes(&r.payload)),
     ))
@@ -97,7 +98,8 @@ fn tsrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::TimeSeries, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::TimeSeries)?.is_none() {
             return Ok(ok());
         }
         for ts in &stamps {
@@ -115,9 +117,9 @@ fn range<E: Engine>(
     oldest_first: bool,
     limit: Option<usize>,
 ) -> CmdResult<Vec<(i64, Vec<u8>)>> {
-    let ht: HybridTime = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if low > high || ctx.store().typed(&dk, RedisType::TimeSeries, ht)?.is_none() {
+    if low > high || r.typed(&dk, RedisType::TimeSeries)?.is_none() {
         return Ok(Vec::new());
     }
     // Descending keys: the newest (high) timestamp has the smallest encoding.
@@ -129,9 +131,7 @@ fn range<E: Engine>(
         reverse: oldest_first,
         limit,
     };
-    Ok(ctx
-        .store()
-        .children(&dk, &range, ht)?
+    Ok(r.children(&dk, &range)?
         .into_iter()
         .filter_map(|(key, doc)| match key {
             KeyEntryValue::Int64(ts, _) => Some((ts, leaf_bytes(&doc))),

@@ -3,8 +3,8 @@
 
 use docdb::SubDocument;
 use docdb::reader::ChildRange;
+use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
-use dockv::{HybridTime, KeyEntryValue};
 use engine::Engine;
 
 use super::hashes::ensure_root;
@@ -13,7 +13,7 @@ use super::{Ctx, READONLY, Spec, WRITE, bulk_or_null, is, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::{float_arg, format_double, int_arg, parse_f64};
-use crate::store::{self, RedisType, Store};
+use crate::store::{self, Reads, RedisType};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -56,13 +56,8 @@ fn reverse_path(dk: &[u8], member: &[u8]) -> Vec<u8> {
 }
 
 /// The score of `member`, if it is in the (existing) sorted set.
-fn score_of<E: Engine>(
-    store: &Store<E>,
-    dk: &[u8],
-    member: &[u8],
-    ht: HybridTime,
-) -> CmdResult<Option<f64>> {
-    Ok(match store.child_record(&reverse_path(dk, member), ht)? {
+fn score_of<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8], member: &[u8]) -> CmdResult<Option<f64>> {
+    Ok(match r.child_record(&reverse_path(dk, member))? {
         Some(record) => match record.payload {
             PrimitiveValue::Double(score) => Some(score),
             _ => return Err(CmdError::err("corrupt sorted set member index")),
@@ -72,8 +67,8 @@ fn score_of<E: Engine>(
 }
 
 /// The stored cardinality.
-fn cardinality<E: Engine>(store: &Store<E>, dk: &[u8], ht: HybridTime) -> CmdResult<i64> {
-    Ok(match store.child_record(&counter_path(dk), ht)? {
+fn cardinality<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8]) -> CmdResult<i64> {
+    Ok(match r.child_record(&counter_path(dk))? {
         Some(record) => match record.payload {
             PrimitiveValue::Int64(n) => n,
             _ => return Err(CmdError::err("corrupt sorted set counter")),
@@ -156,7 +151,8 @@ fn zadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let info = store.typed(&dk, RedisType::SortedSet, ht)?;
+        let mut r = store.reads(ht);
+        let info = r.typed(&dk, RedisType::SortedSet)?;
         if info.is_none() && flags.xx {
             return Ok(if flags.incr {
                 Frame::Null
@@ -167,7 +163,7 @@ fn zadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         // The marker first: later pairs of a batch are newer, and a newer marker hides.
         ensure_root(batch, &dk, &info, RedisType::SortedSet)?;
         let mut count = if info.is_some() {
-            cardinality(store, &dk, ht)?
+            cardinality(&mut r, &dk)?
         } else {
             0
         };
@@ -178,7 +174,7 @@ fn zadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         for (score, member) in pairs {
             let old = match pending.get(&member) {
                 Some(s) => Some(*s),
-                None if info.is_some() => score_of(store, &dk, &member, ht)?,
+                None if info.is_some() => score_of(&mut r, &dk, &member)?,
                 None => None,
             };
             if (flags.nx && old.is_some()) || (flags.xx && old.is_none()) {
@@ -238,7 +234,8 @@ fn zrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let store = ctx.store();
     let members = &ctx.args[2..];
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::SortedSet)?.is_none() {
             return Ok(Frame::Integer(0));
         }
         let mut removed = std::collections::HashSet::new();
@@ -246,13 +243,13 @@ fn zrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
             if removed.contains(member) {
                 continue;
             }
-            if let Some(score) = score_of(store, &dk, member, ht)? {
+            if let Some(score) = score_of(&mut r, &dk, member)? {
                 remove_member(batch, &dk, score, member)?;
                 removed.insert(member.clone());
             }
         }
         if !removed.is_empty() {
-            let count = cardinality(store, &dk, ht)? - removed.len() as i64;
+            let count = cardinality(&mut r, &dk)? - removed.len() as i64;
             write_count(batch, &dk, count)?;
         }
         Ok(Frame::Integer(removed.len() as i64))
@@ -271,34 +268,33 @@ fn remove_member<E: Engine>(
 }
 
 fn zcard<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+    if r.typed(&dk, RedisType::SortedSet)?.is_none() {
         return Ok(Frame::Integer(0));
     }
-    Ok(Frame::Integer(cardinality(ctx.store(), &dk, ht)?))
+    Ok(Frame::Integer(cardinality(&mut r, &dk)?))
 }
 
 fn zscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+    if r.typed(&dk, RedisType::SortedSet)?.is_none() {
         return Ok(Frame::Null);
     }
-    let score = score_of(ctx.store(), &dk, ctx.arg(2), ht)?;
+    let score = score_of(&mut r, &dk, ctx.arg(2))?;
     Ok(bulk_or_null(score.map(|s| format_double(s).into_bytes())))
 }
 
 /// `(score, member)` entries of the score index within `range` (score children), flattened.
 fn entries<E: Engine>(
-    store: &Store<E>,
+    r: &mut Reads<'_, E>,
     dk: &[u8],
     range: &ChildRange,
-    ht: HybridTime,
 ) -> CmdResult<Vec<(f64, Vec<u8>)>> {
     let index = store::path(dk, &[KeyEntryValue::SsForward]);
     let mut out = Vec::new();
-    for (score, members) in store.children(&index, range, ht)? {
+    for (score, members) in r.children(&index, range)? {
         let KeyEntryValue::Double(score, _) = score else {
             continue;
         };
@@ -339,12 +335,12 @@ fn by_rank<E: Engine>(
     stop: i64,
     reverse: bool,
 ) -> CmdResult<Vec<(f64, Vec<u8>)>> {
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() {
+    if r.typed(&dk, RedisType::SortedSet)?.is_none() {
         return Ok(Vec::new());
     }
-    let len = cardinality(ctx.store(), &dk, ht)?;
+    let len = cardinality(&mut r, &dk)?;
     let Some((from, to)) = normalize_range(start, stop, len) else {
         return Ok(Vec::new());
     };
@@ -354,7 +350,7 @@ fn by_rank<E: Engine>(
         limit: Some(to + 1),
         ..ChildRange::default()
     };
-    let all = entries(ctx.store(), &dk, &range, ht)?;
+    let all = entries(&mut r, &dk, &range)?;
     Ok(all.into_iter().skip(from).take(to + 1 - from).collect())
 }
 
@@ -415,9 +411,9 @@ fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
             return Err(CmdError::Syntax);
         }
     }
-    let ht = ctx.read_time();
+    let mut r = ctx.store().reads(ctx.read_time());
     let dk = ctx.key(1);
-    if ctx.store().typed(&dk, RedisType::SortedSet, ht)?.is_none() || min > max {
+    if r.typed(&dk, RedisType::SortedSet)?.is_none() || min > max {
         return Ok(Frame::Array(Vec::new()));
     }
     let (offset, count) = match limit {
@@ -434,7 +430,7 @@ fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         reverse: false,
         limit: count.map(|c| offset + c + 2),
     };
-    let selected: Vec<_> = entries(ctx.store(), &dk, &range, ht)?
+    let selected: Vec<_> = entries(&mut r, &dk, &range)?
         .into_iter()
         .filter(|(s, _)| !((min_ex && *s == min) || (max_ex && *s == max)))
         .skip(offset)
@@ -460,21 +456,22 @@ fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        if store.typed(&dk, RedisType::SortedSet, ht)?.is_none() || count == 0 {
+        let mut r = store.reads(ht);
+        if r.typed(&dk, RedisType::SortedSet)?.is_none() || count == 0 {
             return Ok(Frame::Array(Vec::new()));
         }
         let range = ChildRange {
             limit: Some(count),
             ..ChildRange::default()
         };
-        let popped: Vec<_> = entries(store, &dk, &range, ht)?
+        let popped: Vec<_> = entries(&mut r, &dk, &range)?
             .into_iter()
             .take(count)
             .collect();
         for (score, member) in &popped {
             remove_member(batch, &dk, *score, member)?;
         }
-        let left = cardinality(store, &dk, ht)? - popped.len() as i64;
+        let left = cardinality(&mut r, &dk)? - popped.len() as i64;
         write_count(batch, &dk, left)?;
         Ok(reply_entries(popped, true))
     })
