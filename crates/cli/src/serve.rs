@@ -13,7 +13,7 @@ use docdb::clock::HybridClock;
 use docdb::{DocDb, DocDbOptions, GcPolicy};
 use docdb_redis::{Core, Fsync, Limits, RuntimeConfig, Store};
 use engine::CompactionFilterFactory;
-use engine_rocks::{CompactionStyle, RocksConfig, RocksEngine};
+use engine_rocks::{CompactionStyle, PrefixExtractor, RocksConfig, RocksEngine};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -204,6 +204,12 @@ fn open_store(settings: &Settings) -> anyhow::Result<Store<RocksEngine>> {
     rocks.create_if_missing = true;
     // The server flushes the WAL once per batch of requests, before replying.
     rocks.manual_wal_flush = true;
+    // Bloom filters on whole DocKeys: a point read skips files without its document.
+    rocks.prefix_extractor = Some(PrefixExtractor::Custom {
+        name: "docdb.DocKey",
+        transform: docdb::doc_key_prefix,
+        in_domain: docdb::is_doc_record,
+    });
     let engine = RocksEngine::open(rocks)
         .with_context(|| format!("opening data directory {}", settings.data_dir.display()))?;
     let options = DocDbOptions {

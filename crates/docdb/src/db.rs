@@ -43,6 +43,21 @@ const TAKING_TIME: u64 = u64::MAX;
 /// below it are this layer's metadata.
 pub const FIRST_RECORD_BYTE: u8 = b'!';
 
+/// The DocKey at the front of a document record's key (the whole key for a bare DocKey): the
+/// prefix extractor for engines whose bloom filters should answer "is this document here?".
+/// Keys that are not document records are returned whole; [`is_doc_record`] tells them apart.
+pub fn doc_key_prefix(key: &[u8]) -> &[u8] {
+    match DocKey::encoded_len(key) {
+        Ok(len) => &key[..len],
+        Err(_) => key,
+    }
+}
+
+/// Whether `key` starts with a DocKey (the domain of [`doc_key_prefix`]).
+pub fn is_doc_record(key: &[u8]) -> bool {
+    key.first().is_some_and(|&b| b >= FIRST_RECORD_BYTE) && DocKey::encoded_len(key).is_ok()
+}
+
 /// Options of a [`DocDb`].
 #[derive(Debug, Clone)]
 pub struct DocDbOptions {
@@ -384,9 +399,14 @@ impl<E: Engine> DocDb<E> {
     fn doc_iterator(&self, doc_key: &[u8]) -> Result<E::Iter<'_>> {
         let mut upper = doc_key.to_vec();
         upper.push(0xFF);
-        Ok(self
-            .engine
-            .iterator(IterOptions::new().lower(doc_key).upper(upper))?)
+        // Every key read shares the DocKey: with [`doc_key_prefix`] as the engine's prefix
+        // extractor, bloom filters skip the files that lack the document.
+        Ok(self.engine.iterator(
+            IterOptions::new()
+                .lower(doc_key)
+                .upper(upper)
+                .prefix_same_as_start(true),
+        )?)
     }
 
     /// The visible documents between the bounds, in key order (or reverse).

@@ -17,7 +17,7 @@ pub mod reader;
 pub mod subdoc;
 pub mod write_batch;
 
-pub use db::{DocDb, DocDbOptions, DocView, GcPolicy, ScanOptions};
+pub use db::{DocDb, DocDbOptions, DocView, GcPolicy, ScanOptions, doc_key_prefix, is_doc_record};
 pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
 pub use subdoc::{ObjectKind, SubDocument};
