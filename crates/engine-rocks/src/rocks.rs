@@ -10,8 +10,8 @@ use engine::{
 };
 use rocksdb::statistics::Ticker;
 use rocksdb::{
-    BlockBasedOptions, BottommostLevelCompaction, CompactOptions, DB, DBCompactionStyle,
-    DBRawIteratorWithThreadMode, Options, ReadOptions, properties,
+    BlockBasedIndexType, BlockBasedOptions, BottommostLevelCompaction, CompactOptions, DB,
+    DBCompactionStyle, DBRawIteratorWithThreadMode, Options, ReadOptions, properties,
 };
 
 use crate::config::{BlockCache, CompactionStyle, RocksConfig};
@@ -81,7 +81,14 @@ impl RocksEngine {
             table.set_bloom_filter(config.bloom_bits_per_key, false);
             table.set_whole_key_filtering(true);
         }
+        // Partitioned (two-level) index and filters: a large SST's filter is read in 4 KiB
+        // partitions through the block cache instead of as one block that may not fit a
+        // cache shard (and is then read from disk and checksummed on every prefix seek).
+        table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+        table.set_partition_filters(true);
+        table.set_metadata_block_size(4096);
         table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_top_level_index_and_filter(true);
         table.set_pin_l0_filter_and_index_blocks_in_cache(true);
         options.set_block_based_table_factory(&table);
 

@@ -134,17 +134,7 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, E>, from_back: bool) -> CmdResult<Frame> {
     if ctx.args.len() > 3 {
         return Err(CmdError::Syntax);
     }
-    let count = match ctx.args.get(2) {
-        Some(arg) => {
-            let n = int_arg(arg)
-                .map_err(|_| CmdError::err("value is out of range, must be positive"))?;
-            if n < 0 {
-                return Err(CmdError::err("value is out of range, must be positive"));
-            }
-            Some(n as usize)
-        }
-        None => None,
-    };
+    let count = super::pop_count(ctx, true)?;
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {

@@ -315,6 +315,25 @@ pub fn spec<E: Engine>(
     }
 }
 
+/// The optional count of SPOP, LPOP, RPOP and ZPOPMIN (argument 2). Negative counts are
+/// Redis's "must be positive" error; so is a count that is not an integer, for the list pops
+/// (`range_error_if_not_integer`), where Redis words it that way too.
+pub fn pop_count<E: Engine>(
+    ctx: &Ctx<'_, E>,
+    range_error_if_not_integer: bool,
+) -> CmdResult<Option<usize>> {
+    let out_of_range = || CmdError::err("value is out of range, must be positive");
+    let Some(arg) = ctx.args.get(2) else {
+        return Ok(None);
+    };
+    let n = match crate::number::int_arg(arg) {
+        Ok(n) => n,
+        Err(_) if range_error_if_not_integer => return Err(out_of_range()),
+        Err(e) => return Err(e),
+    };
+    usize::try_from(n).map(Some).map_err(|_| out_of_range())
+}
+
 /// Bulk replies for optional values.
 pub fn bulk_or_null(value: Option<Vec<u8>>) -> Frame {
     value.map_or(Frame::Null, Frame::Bulk)

@@ -11,7 +11,6 @@ use super::hashes::{ensure_root, has_member, member_path, members, remove_member
 use super::{Ctx, READONLY, Spec, WRITE, bulk_array, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
-use crate::number::int_arg;
 use crate::store::{Reads, RedisType};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
@@ -84,16 +83,7 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     if ctx.args.len() > 3 {
         return Err(CmdError::Syntax);
     }
-    let count = match ctx.args.get(2) {
-        Some(arg) => {
-            let n = int_arg(arg)?;
-            if n < 0 {
-                return Err(CmdError::err("value is out of range, must be positive"));
-            }
-            Some(n as usize)
-        }
-        None => None,
-    };
+    let count = super::pop_count(ctx, false)?;
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {

@@ -443,16 +443,7 @@ fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     if ctx.args.len() > 3 {
         return Err(wrong_arity("zpopmin"));
     }
-    let count = match ctx.args.get(2) {
-        Some(arg) => {
-            let n = int_arg(arg)?;
-            if n < 0 {
-                return Err(CmdError::err("value is out of range, must be positive"));
-            }
-            n as usize
-        }
-        None => 1,
-    };
+    let count = super::pop_count(ctx, false)?.unwrap_or(1);
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
