@@ -365,16 +365,19 @@ impl<E: Engine> Store<E> {
     pub fn flush_db(&self, db: DbId) -> CmdResult<u64> {
         const CHUNK: usize = 1000;
         let mut removed = 0u64;
+        // Each chunk resumes after the last one, not over the tombstones it just wrote.
+        let mut resume: Option<Vec<u8>> = None;
         loop {
             let ht = self.read_time();
             let mut doomed = Vec::with_capacity(CHUNK);
-            self.scan_keys(db, None, ht, |doc_key, _, _| {
+            self.scan_keys(db, resume.as_deref(), ht, |doc_key, _, _| {
                 doomed.push(doc_key.to_vec());
                 doomed.len() < CHUNK
             })?;
-            if doomed.is_empty() {
+            let Some(last) = doomed.last() else {
                 return Ok(removed);
-            }
+            };
+            resume = Some([last.as_slice(), &[0xFF]].concat());
             removed += doomed.len() as u64;
             self.write(|batch, _| {
                 for doc_key in doomed {

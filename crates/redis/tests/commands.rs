@@ -432,3 +432,26 @@ fn auth_gates_every_command_but_auth_hello_and_quit() {
     assert_eq!(f.run("AUTH s3cret"), ok());
     assert_eq!(f.run("GET k"), Frame::Null);
 }
+
+#[test]
+fn flushdb_removes_more_keys_than_one_batch_and_only_its_own() {
+    let mut f = Fixture::new();
+    for i in 0..2500 {
+        f.run(&format!("SET k{i} v"));
+    }
+    f.run("SELECT 1");
+    f.run("SET other v");
+    f.run("SELECT 0");
+    assert_eq!(f.run("DBSIZE"), int(2500));
+    assert_eq!(f.run("FLUSHDB"), ok());
+    assert_eq!(f.run("DBSIZE"), int(0));
+    assert_eq!(f.run("GET k1999"), Frame::Null);
+    f.run("SELECT 1");
+    assert_eq!(
+        f.run("GET other"),
+        bulk("v"),
+        "another database keeps its keys"
+    );
+    assert_eq!(f.run("FLUSHALL"), ok());
+    assert_eq!(f.run("DBSIZE"), int(0));
+}
