@@ -363,16 +363,7 @@ impl<'a, E: Engine> TableBatch<'a, E> {
                 Ok(())
             }
             (Update::SetAdd(items), DataType::Set(e)) => {
-                for item in items {
-                    self.put_element(
-                        &path,
-                        item,
-                        e,
-                        Some((&Datum::Null, &DataType::Boolean)),
-                        opts,
-                    )?;
-                }
-                Ok(())
+                self.put_set_members(&path, items, e, opts)
             }
             (Update::Remove(items), DataType::Set(e) | DataType::Map(e, _)) => {
                 for item in items {
@@ -480,16 +471,7 @@ impl<'a, E: Engine> TableBatch<'a, E> {
             }
             (DataType::Set(e), Datum::Set(items)) if !items.is_empty() => {
                 self.put(path.clone(), control, PrimitiveValue::Object)?;
-                for item in items {
-                    self.put_element(
-                        &path,
-                        item,
-                        e,
-                        Some((&Datum::Null, &DataType::Boolean)),
-                        opts,
-                    )?;
-                }
-                Ok(())
+                self.put_set_members(&path, items, e, opts)
             }
             (DataType::List(e), Datum::List(items)) if !items.is_empty() => {
                 self.put(path.clone(), control, PrimitiveValue::Array)?;
@@ -504,6 +486,21 @@ impl<'a, E: Engine> TableBatch<'a, E> {
             ),
             (ty, datum) => self.put(path, control, to_value(datum, ty)?),
         }
+    }
+
+    /// Adds set members below the set column at `path` (each a key holding null).
+    fn put_set_members(
+        &mut self,
+        path: &[u8],
+        items: &[Datum],
+        element_type: &DataType,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        for item in items {
+            let null = Some((&Datum::Null, &DataType::Boolean));
+            self.put_element(path, item, element_type, null, opts)?;
+        }
+        Ok(())
     }
 
     /// Writes one collection element: `value` = `Some((v, type))` to set it (a set member's
