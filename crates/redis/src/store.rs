@@ -176,10 +176,7 @@ impl<E: Engine> Store<E> {
 
     /// The id of the database called `name`: `0`–`15`, or one made by CREATEDB.
     pub fn db_id(&self, name: &str) -> Option<DbId> {
-        match name.parse::<u32>() {
-            Ok(n) if n < NUMBERED_DBS && name == n.to_string() => Some(n),
-            _ => self.read_catalog().get(name).copied(),
-        }
+        lookup_db(&self.read_catalog(), name)
     }
 
     /// Every database name: the numbered ones, then those made by CREATEDB.
@@ -199,7 +196,7 @@ impl<E: Engine> Store<E> {
     /// Creates a database; false if the name is taken.
     pub fn create_db(&self, name: &str) -> CmdResult<bool> {
         let mut catalog = self.created.write().unwrap_or_else(|e| e.into_inner());
-        if self.db_id_locked(&catalog, name).is_some() {
+        if lookup_db(&catalog, name).is_some() {
             return Ok(false);
         }
         let id = catalog
@@ -225,13 +222,6 @@ impl<E: Engine> Store<E> {
             .unwrap_or_else(|e| e.into_inner())
             .remove(name);
         Ok(true)
-    }
-
-    fn db_id_locked(&self, catalog: &BTreeMap<String, DbId>, name: &str) -> Option<DbId> {
-        match name.parse::<u32>() {
-            Ok(n) if n < NUMBERED_DBS && name == n.to_string() => Some(n),
-            _ => catalog.get(name).copied(),
-        }
     }
 
     fn read_catalog(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, DbId>> {
@@ -502,6 +492,15 @@ impl<'a, E: Engine> Reads<'a, E> {
         range: &ChildRange,
     ) -> CmdResult<Vec<(KeyEntryValue, SubDocument)>> {
         Ok(self.view(path)?.children(path, range)?)
+    }
+}
+
+/// The id of database `name`: a numbered one (`0`–`15`, written canonically) or one in
+/// `catalog`.
+fn lookup_db(catalog: &BTreeMap<String, DbId>, name: &str) -> Option<DbId> {
+    match name.parse::<u32>() {
+        Ok(n) if n < NUMBERED_DBS && name == n.to_string() => Some(n),
+        _ => catalog.get(name).copied(),
     }
 }
 
