@@ -16,13 +16,17 @@ use engine::{
 
 use crate::clock::HybridClock;
 use crate::error::{Error, Result};
-use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, TOMBSTONE_VALUE};
+use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
     ChildRange, ReadOptions, ReadStats, RootLevel, VisibleRecord, read_children, read_subdocument,
     visible_record, visible_record_cached,
 };
+use crate::repack::TableRulesSource;
 use crate::subdoc::SubDocument;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
+
+/// Compactions one [`DocDb::compact`] runs to write repacked rows, after the first.
+const MAX_REPACK_ROUNDS: usize = 4;
 
 /// YugabyteDB's default history retention (`timestamp_history_retention_interval_sec`).
 pub const DEFAULT_HISTORY_RETENTION: Duration = Duration::from_secs(900);
@@ -89,6 +93,7 @@ struct PolicyState {
     retention: Duration,
     table_ttl: Option<Ttl>,
     deleted_columns: HashSet<i32>,
+    tables: Option<Arc<dyn TableRulesSource>>,
 }
 
 /// Decides the GC parameters of every compaction; hand it to the engine as its compaction
@@ -98,6 +103,8 @@ pub struct GcPolicy {
     clock: Arc<HybridClock>,
     state: Mutex<PolicyState>,
     stats: Arc<Mutex<GcStats>>,
+    /// Rows repacked by manual compactions, waiting to be written.
+    repacked: Arc<Mutex<Records>>,
 }
 
 impl GcPolicy {
@@ -110,7 +117,18 @@ impl GcPolicy {
                 ..PolicyState::default()
             }),
             stats: Arc::default(),
+            repacked: Arc::default(),
         })
+    }
+
+    /// Registers per-table rules (the table layer does, for colocated tables' TTLs, dropped
+    /// columns and repacking).
+    pub fn set_table_rules(&self, tables: Arc<dyn TableRulesSource>) {
+        self.state().tables = Some(tables);
+    }
+
+    fn take_repacked(&self) -> Records {
+        std::mem::take(&mut *self.repacked.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, PolicyState> {
@@ -157,10 +175,12 @@ impl CompactionFilterFactory for GcPolicy {
             full: ctx.is_full,
             can_rewrite: ctx.can_replace,
             deleted_columns: state.deleted_columns.clone(),
+            tables: state.tables.clone(),
         };
         Box::new(GcAdapter {
             filter: GcFilter::new(params),
             totals: self.stats.clone(),
+            repacked: self.repacked.clone(),
         })
     }
 }
@@ -170,6 +190,7 @@ impl CompactionFilterFactory for GcPolicy {
 struct GcAdapter {
     filter: GcFilter,
     totals: Arc<Mutex<GcStats>>,
+    repacked: Arc<Mutex<Records>>,
 }
 
 impl CompactionFilter for GcAdapter {
@@ -185,6 +206,13 @@ impl CompactionFilter for GcAdapter {
 
 impl Drop for GcAdapter {
     fn drop(&mut self) {
+        let repacked = self.filter.take_repacked();
+        if !repacked.is_empty() {
+            self.repacked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(repacked);
+        }
         self.totals
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -575,14 +603,43 @@ impl<E: Engine> DocDb<E> {
 
     /// Runs a full compaction now with history cutoff `cutoff`: every read at or after
     /// `cutoff` sees the same documents afterwards. Returns this compaction's GC counters.
+    ///
+    /// Rows repacked by the compaction (format.md §9) are written afterwards, and a second
+    /// compaction drops what they replace (see [`crate::repack`]).
     pub fn compact(&self, cutoff: HybridTime) -> Result<GcStats> {
         let before = self.policy.stats();
+        self.policy.take_repacked();
         self.policy.state().manual_cutoff = Some(cutoff);
-        let result = self.engine.compact_all();
+        let result = self.compact_and_repack();
         self.policy.state().manual_cutoff = None;
         result?;
-        let after = self.policy.stats();
-        Ok(diff_stats(&after, &before))
+        Ok(self.policy.stats().since(&before))
+    }
+
+    /// Compacts, writes the rows the compaction repacked and compacts again, until no row is
+    /// repacked (a compaction holds at most [`crate::repack::MAX_REPACKED_BYTES`] of them) or
+    /// [`MAX_REPACK_ROUNDS`] rounds ran.
+    fn compact_and_repack(&self) -> Result<()> {
+        self.engine.compact_all()?;
+        for _ in 0..MAX_REPACK_ROUNDS {
+            let repacked = self.policy.take_repacked();
+            if repacked.is_empty() {
+                break;
+            }
+            tracing::info!(rows = repacked.len(), "writing repacked rows");
+            let mut batch = WriteBatch::with_capacity(repacked.len());
+            for (key, value) in repacked {
+                batch.put(key, value);
+            }
+            let opts = WriteOptions {
+                sync: self.options().sync_writes,
+            };
+            self.engine.write(&batch, opts)?;
+            self.engine.compact_all()?;
+        }
+        // Rows gathered by the last round wait for the next compaction.
+        self.policy.take_repacked();
+        Ok(())
     }
 
     /// Flushes memtables to files.
@@ -650,18 +707,5 @@ impl<E: Engine> DocDb<E> {
         self.engine.write(batch, opts)?;
         self.clock.update(ht);
         Ok(())
-    }
-}
-
-fn diff_stats(after: &GcStats, before: &GcStats) -> GcStats {
-    GcStats {
-        keys_seen: after.keys_seen - before.keys_seen,
-        overwritten_dropped: after.overwritten_dropped - before.overwritten_dropped,
-        tombstones_dropped: after.tombstones_dropped - before.tombstones_dropped,
-        expired_dropped: after.expired_dropped - before.expired_dropped,
-        expired_to_tombstone: after.expired_to_tombstone - before.expired_to_tombstone,
-        merges_dropped: after.merges_dropped - before.merges_dropped,
-        deleted_column_dropped: after.deleted_column_dropped - before.deleted_column_dropped,
-        undecodable_kept: after.undecodable_kept - before.undecodable_kept,
     }
 }

@@ -8,14 +8,16 @@
 //! cutoff and is dropped.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
-use dockv::doc_key::component_ends;
+use dockv::doc_key::{TablePrefix, component_ends};
 use dockv::value::{Ttl, ValueControlFields};
-use dockv::{DocHybridTime, HybridTime, ValueEntryType};
+use dockv::{DocHybridTime, HybridTime, KeyEntryValue, ValueEntryType};
 
 use crate::expiration::{
     Expiration, effective_expiration, has_expired, is_expired_at, own_expiration,
 };
+use crate::repack::{ColumnVersion, RepackCollector, TableRules, TableRulesSource};
 
 /// What a compaction may assume and do.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +34,17 @@ pub struct GcParams {
     pub can_rewrite: bool,
     /// Column ids dropped from the schema; their cells at or below the cutoff are dropped.
     pub deleted_columns: HashSet<i32>,
+    /// Per-table rules (colocated tables); `table_ttl` and `deleted_columns` apply to
+    /// documents it has no rules for.
+    pub tables: Option<Arc<dyn TableRulesSource>>,
+}
+
+impl GcParams {
+    /// Whether rows are repacked: only where rewrites are honoured and nothing older exists
+    /// elsewhere (format.md §9).
+    pub fn repacks(&self) -> bool {
+        self.full && self.can_rewrite
+    }
 }
 
 /// The GC's verdict on one record.
@@ -66,6 +79,8 @@ pub struct GcStats {
     pub deleted_column_dropped: u64,
     /// Records kept untouched because they could not be decoded (never dropped).
     pub undecodable_kept: u64,
+    /// Rows given a new packed row (format.md §9 "Compaction repacks").
+    pub rows_repacked: u64,
 }
 
 impl GcStats {
@@ -79,6 +94,22 @@ impl GcStats {
         self.merges_dropped += other.merges_dropped;
         self.deleted_column_dropped += other.deleted_column_dropped;
         self.undecodable_kept += other.undecodable_kept;
+        self.rows_repacked += other.rows_repacked;
+    }
+
+    /// The counters added since `before`.
+    pub fn since(&self, before: &GcStats) -> GcStats {
+        GcStats {
+            keys_seen: self.keys_seen - before.keys_seen,
+            overwritten_dropped: self.overwritten_dropped - before.overwritten_dropped,
+            tombstones_dropped: self.tombstones_dropped - before.tombstones_dropped,
+            expired_dropped: self.expired_dropped - before.expired_dropped,
+            expired_to_tombstone: self.expired_to_tombstone - before.expired_to_tombstone,
+            merges_dropped: self.merges_dropped - before.merges_dropped,
+            deleted_column_dropped: self.deleted_column_dropped - before.deleted_column_dropped,
+            undecodable_kept: self.undecodable_kept - before.undecodable_kept,
+            rows_repacked: self.rows_repacked - before.rows_repacked,
+        }
     }
 }
 
@@ -107,6 +138,25 @@ pub struct GcFilter {
     /// Whether that newest merge record was kept.
     block_merge_kept: bool,
     stats: GcStats,
+    /// The rules of the current document's table, and that table's key prefix.
+    table: Arc<TableRules>,
+    table_prefix: Option<Vec<u8>>,
+    /// The rules of documents no table claims.
+    default_table: Arc<TableRules>,
+    /// What the last record was, for repacking (`None` above the cutoff).
+    seen: Option<Seen>,
+    repack: RepackCollector,
+}
+
+/// A record at or below the cutoff, as `decide` saw it.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    time: DocHybridTime,
+    /// Number of subkeys (0 = the row-level record).
+    depth: usize,
+    is_merge: bool,
+    expired: bool,
+    packed_row: bool,
 }
 
 /// Keys below this byte are metadata, not document records; GC leaves them alone.
@@ -115,8 +165,18 @@ const MIN_ROW_FIRST_BYTE: u8 = crate::db::FIRST_RECORD_BYTE;
 impl GcFilter {
     /// A filter for one compaction.
     pub fn new(params: GcParams) -> Self {
+        let default_table = Arc::new(TableRules {
+            table_ttl: params.table_ttl,
+            deleted_columns: params.deleted_columns.clone(),
+            repacker: None,
+        });
         GcFilter {
             params,
+            table: default_table.clone(),
+            table_prefix: None,
+            default_table,
+            seen: None,
+            repack: RepackCollector::default(),
             prev_path: Vec::new(),
             prev_ends: Vec::new(),
             ends: Vec::new(),
@@ -139,15 +199,106 @@ impl GcFilter {
         if key.first().is_none_or(|&b| b < MIN_ROW_FIRST_BYTE) {
             return GcDecision::Keep;
         }
+        self.seen = None;
         match self.decide(key, value) {
-            Some(decision) => decision,
+            Some(decision) => {
+                if let Some(seen) = self.seen.take() {
+                    self.collect(value, seen, &decision);
+                }
+                decision
+            }
             None => {
                 // Fail safe: never drop what we cannot read.
                 tracing::warn!(key = %dockv::escape::format_bytes(key), "GC kept an undecodable record");
                 self.stats.undecodable_kept += 1;
+                self.repack.abandon();
                 GcDecision::Keep
             }
         }
+    }
+
+    /// Ends the compaction: the repacked rows to write once it has finished, as full keys
+    /// (DocKey + hybrid time) and values.
+    pub fn take_repacked(&mut self) -> Records {
+        self.finish_document();
+        std::mem::take(&mut self.repack.out)
+    }
+
+    /// A new document starts at `key` (its DocKey ends at `doc_end`).
+    fn start_document(&mut self, key: &[u8], doc_end: usize) {
+        self.finish_document();
+        self.switch_table(key);
+        if self.params.repacks() && self.table.repacker.is_some() {
+            self.repack.start(&key[..doc_end]);
+        }
+    }
+
+    fn finish_document(&mut self) {
+        if let Some(repacker) = self.table.repacker.clone()
+            && self.params.repacks()
+            && self.repack.finish(repacker.as_ref())
+        {
+            self.stats.rows_repacked += 1;
+        }
+    }
+
+    /// Looks up the rules of `key`'s table when its prefix differs from the previous one's.
+    fn switch_table(&mut self, key: &[u8]) {
+        let Some(source) = self.params.tables.clone() else {
+            return;
+        };
+        let prefix_len = match TablePrefix::decode(key) {
+            Ok((_, rest)) => key.len() - rest.len(),
+            Err(_) => 0,
+        };
+        let prefix = &key[..prefix_len];
+        if self.table_prefix.as_deref() == Some(prefix) {
+            return;
+        }
+        self.table = source
+            .rules(prefix)
+            .unwrap_or_else(|| self.default_table.clone());
+        self.table_prefix = Some(prefix.to_vec());
+    }
+
+    /// Hands a kept record at or below the cutoff to the repack collector.
+    fn collect(&mut self, value: &[u8], seen: Seen, decision: &GcDecision) {
+        if !self.params.repacks() || self.table.repacker.is_none() {
+            return;
+        }
+        if *decision == GcDecision::Discard {
+            return;
+        }
+        if seen.is_merge || seen.depth > 1 {
+            self.repack.other(seen.time);
+            return;
+        }
+        if seen.depth == 0 {
+            self.repack
+                .root(value, seen.time, seen.packed_row && !seen.expired);
+            return;
+        }
+        let column = self
+            .prev_ends
+            .first()
+            .and_then(|&start| self.prev_path.get(start..))
+            .and_then(|bytes| KeyEntryValue::decode_exact(bytes).ok());
+        let Some(column @ (KeyEntryValue::ColumnId(_) | KeyEntryValue::SystemColumnId(_))) = column
+        else {
+            self.repack.other(seen.time);
+            return;
+        };
+        let Ok((control, payload)) = ValueControlFields::decode(value) else {
+            self.repack.abandon();
+            return;
+        };
+        self.repack.column(ColumnVersion {
+            column,
+            time: seen.time,
+            control,
+            payload: payload.to_vec(),
+            expired: seen.expired || *decision == GcDecision::Tombstone,
+        });
     }
 
     fn decide(&mut self, key: &[u8], value: &[u8]) -> Option<GcDecision> {
@@ -167,6 +318,9 @@ impl GcFilter {
         std::mem::swap(&mut self.prev_ends, &mut self.ends);
 
         self.overwrite.truncate(num_shared);
+        if num_shared == 0 {
+            self.start_document(key, *self.prev_ends.first()?);
+        }
         let (control, payload) = ValueControlFields::decode(value).ok()?;
         let is_merge = control.is_ttl_merge();
         let (prev_time, prev_exp) = self
@@ -178,8 +332,10 @@ impl GcFilter {
         let under_packed_row =
             new_stack_size > 1 && self.overwrite.first().is_some_and(|o| o.packed_row);
         // Merge records count here too (YugabyteDB exempts them): one older than a newer
-        // value or an ancestor's overwrite no longer applies to anything readers see.
-        if time < prev_time {
+        // value or an ancestor's overwrite no longer applies to anything readers see. Readers
+        // hide a record written at the very time of an ancestor's overwrite too, which only a
+        // repacked row (written at the time of the newest cell it folds) produces.
+        if time <= prev_time {
             self.stats.overwritten_dropped += 1;
             return Some(GcDecision::Discard);
         }
@@ -234,6 +390,8 @@ impl GcFilter {
                 value_type,
                 Some(ValueEntryType::PackedRowV1 | ValueEntryType::PackedRowV2)
             );
+        let table_ttl = self.table.table_ttl;
+        let expired = is_expired_at(expiration, time.ht, table_ttl, cutoff);
         self.overwrite.push(Overwrite {
             time: overwrite_time,
             expiration: if is_packed_row {
@@ -241,8 +399,14 @@ impl GcFilter {
             } else {
                 expiration
             },
-            packed_row: is_packed_row
-                && !is_expired_at(expiration, time.ht, self.params.table_ttl, cutoff),
+            packed_row: is_packed_row && !expired,
+        });
+        self.seen = Some(Seen {
+            time,
+            depth: new_stack_size - 1,
+            is_merge,
+            expired,
+            packed_row: is_packed_row,
         });
 
         if is_merge {
@@ -258,7 +422,7 @@ impl GcFilter {
             // inherit, so it stays, expired or not, as long as the merge record does.
             return Some(GcDecision::Keep);
         }
-        if is_expired_at(expiration, time.ht, self.params.table_ttl, cutoff) {
+        if expired {
             // Below a kept packed row an expired cell still shadows the packed column (this
             // GC does not repack rows): it stays, as a tombstone.
             return Some(if self.params.full && !under_packed_row {
@@ -315,16 +479,14 @@ impl GcFilter {
     }
 
     fn is_deleted_column(&self, key: &[u8]) -> bool {
-        if self.params.deleted_columns.is_empty() || self.prev_ends.len() < 2 {
+        if self.table.deleted_columns.is_empty() || self.prev_ends.len() < 2 {
             return false;
         }
         let Some(first_subkey) = key.get(self.prev_ends[0]..) else {
             return false;
         };
         match dockv::KeyEntryValue::decode(first_subkey) {
-            Ok((dockv::KeyEntryValue::ColumnId(id), _)) => {
-                self.params.deleted_columns.contains(&id)
-            }
+            Ok((dockv::KeyEntryValue::ColumnId(id), _)) => self.table.deleted_columns.contains(&id),
             _ => false,
         }
     }

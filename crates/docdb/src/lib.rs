@@ -14,6 +14,7 @@ pub mod error;
 pub mod expiration;
 pub mod gc;
 pub mod reader;
+pub mod repack;
 pub mod subdoc;
 pub mod write_batch;
 

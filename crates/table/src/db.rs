@@ -12,6 +12,7 @@ use engine::{Engine, EngineIterator, IterOptions};
 use crate::catalog::{AlterTable, Catalog};
 use crate::error::{Result, invalid};
 use crate::read::{Cell, ReadContext, read_row};
+use crate::repack::TableGcRules;
 use crate::row::{RowValues, assemble};
 use crate::schema::{Flavour, TableSpec};
 use crate::table::Table;
@@ -27,6 +28,8 @@ pub struct TableDb<E: Engine> {
     db: DocDb<E>,
     catalog: RwLock<Catalog>,
     row_ids: AtomicU64,
+    /// The tables' GC rules, registered with the DocDb's GC policy.
+    gc_rules: Arc<TableGcRules>,
 }
 
 impl<E: Engine> TableDb<E> {
@@ -36,11 +39,23 @@ impl<E: Engine> TableDb<E> {
             return Err(invalid!("tables need a DocDb with optional init markers"));
         }
         let catalog = Catalog::load(&db)?;
+        let gc_rules = Arc::new(TableGcRules::default());
+        gc_rules.update(catalog.tables());
+        db.gc_policy().set_table_rules(gc_rules.clone());
         Ok(TableDb {
             db,
             catalog: RwLock::new(catalog),
             row_ids: AtomicU64::new(0),
+            gc_rules,
         })
+    }
+
+    /// Runs `ddl` on the catalog, then gives the GC the tables' new rules.
+    fn change_catalog<T>(&self, ddl: impl FnOnce(&mut Catalog) -> Result<T>) -> Result<T> {
+        let mut catalog = self.catalog_mut();
+        let result = ddl(&mut catalog);
+        self.gc_rules.update(catalog.tables());
+        result
     }
 
     /// The document layer.
@@ -78,7 +93,7 @@ impl<E: Engine> TableDb<E> {
 
     /// Creates a table.
     pub fn create_table(&self, namespace: &str, spec: &TableSpec) -> Result<Arc<Table>> {
-        self.catalog_mut().create_table(&self.db, namespace, spec)
+        self.change_catalog(|catalog| catalog.create_table(&self.db, namespace, spec))
     }
 
     /// The current handle of `namespace.name`.
@@ -98,9 +113,10 @@ impl<E: Engine> TableDb<E> {
         name: &str,
         change: AlterTable,
     ) -> Result<Arc<Table>> {
-        let mut catalog = self.catalog_mut();
-        let id = catalog.table(namespace, name)?.id();
-        catalog.alter_table(&self.db, id, change)
+        self.change_catalog(|catalog| {
+            let id = catalog.table(namespace, name)?.id();
+            catalog.alter_table(&self.db, id, change)
+        })
     }
 
     /// TRUNCATE at `ht`: a colocated table gets a table-level tombstone (format.md §3); a
@@ -112,10 +128,11 @@ impl<E: Engine> TableDb<E> {
 
     /// DROP TABLE at `ht`: its rows are deleted as by TRUNCATE, then its catalog record.
     pub fn drop_table(&self, namespace: &str, name: &str, ht: HybridTime) -> Result<()> {
-        let mut catalog = self.catalog_mut();
-        let table = catalog.table(namespace, name)?;
-        self.delete_all_rows(&table, ht)?;
-        catalog.remove_table(&self.db, table.id())
+        self.change_catalog(|catalog| {
+            let table = catalog.table(namespace, name)?;
+            self.delete_all_rows(&table, ht)?;
+            catalog.remove_table(&self.db, table.id())
+        })
     }
 
     fn delete_all_rows(&self, table: &Table, ht: HybridTime) -> Result<()> {

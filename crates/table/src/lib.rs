@@ -40,6 +40,7 @@ pub mod error;
 pub mod jsonb;
 pub mod query;
 pub mod read;
+pub mod repack;
 pub mod row;
 pub mod schema;
 pub mod table;
