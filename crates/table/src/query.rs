@@ -6,6 +6,14 @@
 //! (for a descending column a lower value bound is an upper key bound). Every restriction is
 //! also checked on the decoded key, so the bounds only need to be a superset. The paging
 //! state is the encoded DocKey of the last row returned: the next page starts after it.
+//!
+//! Static columns live in their partition's static row (the DocKey with the hash part and no
+//! range components), joined to every clustering row of the partition. A partition whose
+//! static row exists but none of whose clustering rows does is returned as one row with NULL
+//! clustering and regular columns, when the SELECT reads a static column (`SELECT *`
+//! included) and restricts no range column: YugabyteDB's `QLReadOperation::Execute`
+//! (`cql_operation.cc`) and its `TestStaticColumn` (`select * from t` returns
+//! `Row[4, h4, NULL, NULL, 40, s40, NULL, NULL]`), as Cassandra does.
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -211,6 +219,34 @@ impl<E: Engine> TableDb<E> {
     pub fn select(&self, table: &Table, select: &Select) -> Result<ResultPage> {
         let outputs = outputs(table, &select.selectors)?;
         let columns = labels(&select.selectors, &outputs);
+        // A partition's static row stands alone (YCQL/Cassandra) only when statics are read.
+        let static_rows = outputs.iter().any(|o| match o {
+            Output::Value(c) | Output::WriteTime(c) | Output::Ttl(c) => {
+                c.kind == ColumnKind::Static
+            }
+            Output::Key(..) => false,
+        });
+        let (rows, paging_state) = self.scan(table, select, static_rows, |found| {
+            project(&outputs, &found.key, &found.values, found.statics.as_ref())
+        })?;
+        Ok(ResultPage {
+            columns,
+            rows,
+            paging_state,
+        })
+    }
+
+    /// The rows a SELECT's key restrictions, LIMIT and paging allow, each mapped by `emit`,
+    /// and the paging state when more may follow. With `static_rows`, a partition whose
+    /// static row exists but none of whose clustering rows does is one row (NULL clustering
+    /// and regular columns), as YugabyteDB's `QLReadOperation::Execute` returns it.
+    pub(crate) fn scan<T>(
+        &self,
+        table: &Table,
+        select: &Select,
+        static_rows: bool,
+        mut emit: impl FnMut(&Found) -> T,
+    ) -> Result<(Vec<T>, Option<PagingState>)> {
         let remaining = match &select.paging_state {
             Some(state) => state
                 .remaining
@@ -227,6 +263,15 @@ impl<E: Engine> TableDb<E> {
             table,
             ctx,
             statics: HashMap::new(),
+            static_rows: static_rows && table.has_static_columns(),
+            pending: None,
+            queued: None,
+            // A reverse page resumes below a row whose partition has rows.
+            last_row: select
+                .paging_state
+                .as_ref()
+                .filter(|_| select.reverse)
+                .map(|s| s.last_key.clone()),
         };
         let mut opts = IterOptions::new().lower(lower.clone());
         if let Some(upper) = &upper {
@@ -241,20 +286,16 @@ impl<E: Engine> TableDb<E> {
         let mut rows = Vec::new();
         let mut last_key = None;
         let mut more = false;
-        while let Some(doc_key) = scan.next_doc(&mut iter, select.reverse)? {
+        while let Some(found) = scan.next_row(&mut iter, select.reverse)? {
+            if !matches(table, select, &found.key)? {
+                continue;
+            }
             if rows.len() >= cap {
                 more = true;
                 break;
             }
-            let Some((key, values, statics)) = scan.read(&mut iter, &doc_key, select.reverse)?
-            else {
-                continue;
-            };
-            if !matches(table, select, &key)? {
-                continue;
-            }
-            rows.push(project(&outputs, &key, &values, statics.as_ref()));
-            last_key = Some(doc_key);
+            rows.push(emit(&found));
+            last_key = Some(found.doc_key);
         }
         let paging_state = match (more, last_key) {
             (true, Some(last_key)) => Some(PagingState {
@@ -263,56 +304,121 @@ impl<E: Engine> TableDb<E> {
             }),
             _ => None,
         };
-        Ok(ResultPage {
-            columns,
-            rows,
-            paging_state,
-        })
+        Ok((rows, paging_state))
     }
 }
 
-/// Scan state: the table, how to read it, and the static rows read so far by hash prefix.
+/// A row as a scan found it.
+pub(crate) struct Found {
+    /// Its encoded DocKey (a static row's: the hash part only).
+    pub doc_key: Vec<u8>,
+    /// Its key column values (a static row: the hash columns only).
+    pub key: Vec<Datum>,
+    /// Its non-key, non-static values.
+    pub values: RowValues,
+    /// Its partition's static values (tables with static columns).
+    pub statics: Option<RowValues>,
+}
+
+/// Scan state: the table, how to read it, the static rows read so far by static DocKey,
+/// and what the static-only rows need: a forward scan holds a partition's static row back
+/// until it knows whether a clustering row of the partition follows; a reverse scan meets
+/// the static row after the partition's rows.
 struct Scan<'a, E: Engine> {
     tdb: &'a TableDb<E>,
     table: &'a Table,
     ctx: ReadContext,
     statics: HashMap<Vec<u8>, RowValues>,
+    /// Whether static-only rows are returned.
+    static_rows: bool,
+    /// Forward: a static row waiting for its partition's first row.
+    pending: Option<Found>,
+    /// Forward: a row found after a static row that turned out to stand alone.
+    queued: Option<Found>,
+    /// Reverse: the DocKey of the last clustering row returned.
+    last_row: Option<Vec<u8>>,
 }
 
-/// A row as read: key values, non-key values, and its partition's static values.
-type ReadRow = (Vec<Datum>, RowValues, Option<RowValues>);
-
 impl<E: Engine> Scan<'_, E> {
-    /// The DocKey of the next row document in scan direction (static rows skipped).
-    fn next_doc<I: EngineIterator>(&self, iter: &mut I, reverse: bool) -> Result<Option<Vec<u8>>> {
+    /// The next existing row in scan direction, static-only rows included when wanted.
+    fn next_row<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        reverse: bool,
+    ) -> Result<Option<Found>> {
+        if let Some(found) = self.queued.take() {
+            return Ok(Some(found));
+        }
         loop {
             let doc = if reverse {
                 prev_doc_key(self.table, iter)?
             } else {
                 next_doc_key(self.table, iter, None)?
             };
-            let Some(doc) = doc else { return Ok(None) };
-            if !self.table.is_static_key(&doc) {
-                return Ok(Some(doc));
+            let Some(doc) = doc else {
+                return Ok(self.pending.take());
+            };
+            if self.table.is_static_key(&doc) {
+                if reverse && !self.static_rows {
+                    // Rows read their partition's statics themselves.
+                    iter.seek_for_prev(&doc);
+                    continue;
+                }
+                let statics = self.read_doc(iter, &doc, reverse)?;
+                self.statics.insert(doc.clone(), statics.clone());
+                let partition = &doc[..doc.len() - 1];
+                let joined = reverse
+                    && self
+                        .last_row
+                        .as_ref()
+                        .is_some_and(|row| row.starts_with(partition));
+                let alone = (self.static_rows && statics.exists && !joined)
+                    .then(|| -> Result<Found> {
+                        Ok(Found {
+                            key: self.table.decode_key(&doc)?,
+                            doc_key: doc,
+                            values: RowValues::default(),
+                            statics: Some(statics),
+                        })
+                    })
+                    .transpose()?;
+                if reverse {
+                    match alone {
+                        Some(found) => return Ok(Some(found)),
+                        None => continue,
+                    }
+                }
+                // Forward: the previous partition's static row had no row after it.
+                if let Some(previous) = std::mem::replace(&mut self.pending, alone) {
+                    return Ok(Some(previous));
+                }
+                continue;
+            }
+            let Some(found) = self.read(iter, doc, reverse)? else {
+                continue;
+            };
+            if let Some(pending) = self.pending.take() {
+                let partition = &pending.doc_key[..pending.doc_key.len() - 1];
+                if !found.doc_key.starts_with(partition) {
+                    self.queued = Some(found);
+                    return Ok(Some(pending));
+                }
             }
             if reverse {
-                iter.seek_for_prev(&doc);
-            } else {
-                let mut past = doc;
-                past.push(0xFF);
-                iter.seek(&past);
+                self.last_row = Some(found.doc_key.clone());
             }
+            return Ok(Some(found));
         }
     }
 
-    /// Reads the row at `doc_key` (the iterator is on one of its keys) and moves past it in
-    /// scan direction. `None` when the row does not exist.
-    fn read<I: EngineIterator>(
-        &mut self,
+    /// Reads the document at `doc_key` (the iterator is on one of its keys) and moves past
+    /// it in scan direction.
+    fn read_doc<I: EngineIterator>(
+        &self,
         iter: &mut I,
         doc_key: &[u8],
         reverse: bool,
-    ) -> Result<Option<ReadRow>> {
+    ) -> Result<RowValues> {
         if reverse {
             iter.seek(doc_key);
         }
@@ -320,13 +426,29 @@ impl<E: Engine> Scan<'_, E> {
         if reverse {
             iter.seek_for_prev(doc_key);
         }
-        let values = assemble(self.table, &cells, &self.ctx)?;
+        assemble(self.table, &cells, &self.ctx)
+    }
+
+    /// Reads the clustering row at `doc_key` like [`Self::read_doc`]. `None` when the row
+    /// does not exist.
+    fn read<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        doc_key: Vec<u8>,
+        reverse: bool,
+    ) -> Result<Option<Found>> {
+        let values = self.read_doc(iter, &doc_key, reverse)?;
         if !values.exists {
             return Ok(None);
         }
-        let key = self.table.decode_key(doc_key)?;
+        let key = self.table.decode_key(&doc_key)?;
         let statics = self.statics_for(&key)?;
-        Ok(Some((key, values, statics)))
+        Ok(Some(Found {
+            doc_key,
+            key,
+            values,
+            statics,
+        }))
     }
 
     /// The static values of a row's partition (read once per partition).

@@ -10,7 +10,11 @@
 //! - UPDATE writes only the columns (no liveness); a YSQL UPDATE of a missing row does
 //!   nothing.
 //! - A NULL column value is a tombstone; DELETE of columns writes column tombstones, DELETE
-//!   of a row a row tombstone.
+//!   of a row a row tombstone (with `USING TIMESTAMP`: a tombstone per column and on the
+//!   liveness column). A range DELETE (the hash key and at most part of the range key) reads
+//!   the matching rows and tombstones each, the partition's static row too when only the
+//!   hash key is given; there is no partition-level tombstone in YugabyteDB's format.
+//! - An INSERT of the hash key and static columns only writes the partition's static row.
 //! - USING TTL / USING TIMESTAMP become the `t` / `u` control fields of every value written
 //!   (YCQL repeats them per column inside a V1 packed row).
 //! - Collections: a replace writes an init marker (`{` map/set, `A` list) then the elements;
@@ -31,6 +35,7 @@ use serde_json::Value as Json;
 use crate::codec::{to_key_entry, to_value, with_packed_v2};
 use crate::db::TableDb;
 use crate::error::{Error, Result, invalid};
+use crate::query::{PagingState, RangeCondition, Select};
 use crate::schema::{Column, ColumnKind, Flavour, PackedFormat};
 use crate::table::Table;
 use crate::types::{DataType, Datum};
@@ -138,6 +143,18 @@ impl<'a, E: Engine> TableBatch<'a, E> {
         opts: &WriteOptions,
     ) -> Result<()> {
         let resolved = resolve(table, values)?;
+        if is_static_only(table, &resolved) {
+            // `INSERT INTO t (h, s) VALUES (…)`: the static row alone, without liveness
+            // (YugabyteDB builds no primary-key DocKey for it, so writes none).
+            let hash = hash_values_of(table, &resolved)?;
+            let path = table.static_doc_key(&hash)?.encode();
+            for (column, datum) in &resolved {
+                if column.kind == ColumnKind::Static {
+                    self.write_column(&path, column, datum, opts)?;
+                }
+            }
+            return Ok(());
+        }
         let key = self.insert_key(table, &resolved)?;
         let (hash, _) = table.split_key(&key)?;
         let statics: Vec<&(&Column, &Datum)> = resolved
@@ -296,7 +313,7 @@ impl<'a, E: Engine> TableBatch<'a, E> {
         Ok(())
     }
 
-    /// DELETE of a row: a row tombstone at its DocKey.
+    /// DELETE of a row: a row tombstone at its DocKey (see [`Self::delete_doc`]).
     pub fn delete_row(
         &mut self,
         table: &Table,
@@ -305,11 +322,125 @@ impl<'a, E: Engine> TableBatch<'a, E> {
     ) -> Result<()> {
         let key = key_values(table, key)?;
         let doc_key = table.doc_key(&key)?.encode();
+        self.delete_doc(table, doc_key, opts)
+    }
+
+    /// `DELETE FROM t WHERE <every hash column> = …` in a table with range columns: every
+    /// row of the partition and its static columns (see [`Self::delete_range`]). Returns
+    /// the number of rows deleted, the static row counted as one.
+    pub fn delete_partition(
+        &mut self,
+        table: &Table,
+        hash_key: &[(&str, Datum)],
+        opts: &WriteOptions,
+    ) -> Result<usize> {
+        self.delete_range(table, hash_key, None, opts)
+    }
+
+    /// A range DELETE, `DELETE FROM t WHERE <hash columns> = … [AND <leading range columns>
+    /// = …] [AND <next range column> <comparison> …]`: `key` names every hash column and a
+    /// prefix of the range columns, `range` bounds the next range column.
+    ///
+    /// As YugabyteDB's `QLWriteOperation::ApplyDelete` (`cql_operation.cc`) does it: the
+    /// rows that exist at the batch's hybrid time and match are read in key order, and each
+    /// gets its own row tombstone; when only the hash columns are given, the partition's
+    /// static row (if it exists) is deleted too, first, as that scan meets it first
+    /// (`include_static_columns_in_scan`). There is no partition-level tombstone: rows
+    /// written later in the partition are unaffected. The whole DELETE is one atomic batch;
+    /// see [`Self::delete_range_bounded`] for a large partition. Returns the number of rows
+    /// deleted, a static row counted as one.
+    pub fn delete_range(
+        &mut self,
+        table: &Table,
+        key: &[(&str, Datum)],
+        range: Option<&RangeCondition>,
+        opts: &WriteOptions,
+    ) -> Result<usize> {
+        Ok(self
+            .delete_range_bounded(table, key, range, usize::MAX, None, opts)?
+            .deleted)
+    }
+
+    /// [`Self::delete_range`] with bounded progress: at most `max_rows` clustering rows in
+    /// this batch, resuming after `resume` (the previous batch's [`DeleteProgress::resume`]).
+    /// Each batch reads the rows as of its own hybrid time, so a range deleted in several
+    /// batches is not atomic: a row written between two batches behind the resume point
+    /// survives (YugabyteDB's own range delete takes no locks either). The static row goes
+    /// with the first batch.
+    pub fn delete_range_bounded(
+        &mut self,
+        table: &Table,
+        key: &[(&str, Datum)],
+        range: Option<&RangeCondition>,
+        max_rows: usize,
+        resume: Option<&PagingState>,
+        opts: &WriteOptions,
+    ) -> Result<DeleteProgress> {
+        if max_rows == 0 {
+            return Err(invalid!("a bounded DELETE needs max_rows > 0"));
+        }
+        let (hash, range_eq) = range_delete_key(table, key)?;
+        if range_eq.len() == table.num_range_columns() {
+            if range.is_some() {
+                return Err(invalid!(
+                    "a range condition needs a range column without one"
+                ));
+            }
+            // The whole primary key: a plain row DELETE, existing or not.
+            let doc_key = table.doc_key(&[hash, range_eq].concat())?.encode();
+            self.delete_doc(table, doc_key, opts)?;
+            return Ok(DeleteProgress {
+                deleted: 1,
+                resume: None,
+            });
+        }
+        let mut deleted = 0;
+        if range_eq.is_empty() && range.is_none() && resume.is_none() {
+            let static_key = table.static_doc_key(&hash)?.encode();
+            if table.has_static_columns() && self.tdb.row_exists(table, &static_key, self.ht)? {
+                self.delete_doc(table, static_key, opts)?;
+                deleted += 1;
+            }
+        }
+        let mut select = Select::all(self.ht).partition(hash).range_eq(range_eq);
+        select.range = range.cloned();
+        select.page_size = Some(max_rows);
+        select.paging_state = resume.cloned();
+        let (doc_keys, resume) = self
+            .tdb
+            .scan(table, &select, false, |found| found.doc_key.clone())?;
+        for doc_key in doc_keys {
+            self.delete_doc(table, doc_key, opts)?;
+            deleted += 1;
+        }
+        Ok(DeleteProgress { deleted, resume })
+    }
+
+    /// Deletes the document `doc_key` as YugabyteDB's `QLWriteOperation::DeleteRow` does: a
+    /// row tombstone; with `USING TIMESTAMP`, instead a tombstone carrying the timestamp on
+    /// every non-key column of the current schema, then on the liveness column.
+    fn delete_doc(&mut self, table: &Table, doc_key: Vec<u8>, opts: &WriteOptions) -> Result<()> {
+        let Some(timestamp) = opts.timestamp else {
+            return self.put(
+                doc_key,
+                ValueControlFields::default(),
+                PrimitiveValue::Tombstone,
+            );
+        };
         let control = ValueControlFields {
-            user_timestamp: opts.timestamp,
+            user_timestamp: Some(timestamp),
             ..ValueControlFields::default()
         };
-        self.put(doc_key, control, PrimitiveValue::Tombstone)
+        for column in table.columns().iter().filter(|c| !c.kind.is_key()) {
+            self.put(
+                column_path(&doc_key, column),
+                control,
+                PrimitiveValue::Tombstone,
+            )?;
+        }
+        let mut liveness = doc_key;
+        KeyEntryValue::LIVENESS_COLUMN.encode_to(&mut liveness);
+        self.put(liveness, control, PrimitiveValue::Tombstone)
     }
 
     /// The row DocKey (when every key column is given) and the static DocKey (when the
@@ -571,6 +702,66 @@ impl<'a, E: Engine> TableBatch<'a, E> {
 
 /// The encoded row DocKey and static DocKey a statement writes to, where it has them.
 type TargetKeys = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// How far a bounded range DELETE got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeleteProgress {
+    /// Rows deleted by this batch, a static row counted as one.
+    pub deleted: usize,
+    /// Set when rows may remain: pass it to the next batch's
+    /// [`TableBatch::delete_range_bounded`].
+    pub resume: Option<PagingState>,
+}
+
+/// Whether an INSERT gives the hash key and static columns only (no range column, no
+/// regular column), which YCQL allows: it writes the partition's static row alone.
+fn is_static_only(table: &Table, resolved: &[(&Column, &Datum)]) -> bool {
+    table.has_static_columns()
+        && resolved.iter().any(|(c, _)| c.kind == ColumnKind::Static)
+        && resolved
+            .iter()
+            .all(|(c, _)| matches!(c.kind, ColumnKind::Hash | ColumnKind::Static))
+}
+
+/// The hash key values among resolved INSERT values.
+fn hash_values_of(table: &Table, resolved: &[(&Column, &Datum)]) -> Result<Vec<Datum>> {
+    table
+        .hash_columns()
+        .map(|column| {
+            resolved
+                .iter()
+                .find(|(c, _)| c.id == column.id)
+                .map(|(_, d)| (*d).clone())
+                .ok_or_else(|| invalid!("INSERT needs key column {}", column.name))
+        })
+        .collect()
+}
+
+/// The hash values and the leading range equalities of a range DELETE's key.
+fn range_delete_key(table: &Table, named: &[(&str, Datum)]) -> Result<(Vec<Datum>, Vec<Datum>)> {
+    for (name, _) in named {
+        if !table.column(name)?.kind.is_key() {
+            return Err(invalid!("a DELETE key cannot name non-key column {name}"));
+        }
+    }
+    let hash = hash_values(table, named)?;
+    let mut range_eq = Vec::new();
+    let mut gap = None;
+    for column in table.range_columns() {
+        match named.iter().find(|(n, _)| *n == column.name) {
+            Some(_) if gap.is_some() => {
+                return Err(invalid!(
+                    "range column {} is restricted but {} before it is not",
+                    column.name,
+                    gap.unwrap_or_default()
+                ));
+            }
+            Some((_, datum)) => range_eq.push(datum.clone()),
+            None => gap = gap.or(Some(column.name.as_str())),
+        }
+    }
+    Ok((hash, range_eq))
+}
 
 /// Columns named by a statement, checked against their types, in schema order.
 fn resolve<'t, 'v>(
