@@ -55,6 +55,8 @@ pub struct ReadStats {
 /// How many `next` calls to try before seeking past the remaining versions of a path.
 const NEXTS_BEFORE_SEEK: usize = 4;
 
+const HYBRID_TIME_BYTE: u8 = KeyEntryType::HybridTime.as_u8();
+
 /// Level state: when the subtree was last overwritten and what expiration it passes down.
 #[derive(Debug, Clone, Copy, Default)]
 struct Level {
@@ -425,12 +427,19 @@ impl<'a> DocReader<'a> {
         if !(iter.valid()? && iter.key().starts_with(path)) {
             self.seek(iter, path);
         }
+        let root_depth = root_ends.len() - 1;
         while iter.valid()? {
             let key = iter.key();
             if !key.starts_with(path) {
                 break;
             }
             self.stats.entries_seen += 1;
+            if self.hidden_under_root(key, root_depth, root_end) {
+                // A deleted document's old records: only their times are looked at.
+                self.stats.invisible_stepped += 1;
+                iter.next();
+                continue;
+            }
             let Some(time) = component_ends(key, &mut ends)? else {
                 return Err(Error::Corruption(format!(
                     "record without hybrid time: {}",
@@ -468,6 +477,20 @@ impl<'a> DocReader<'a> {
             std::mem::swap(&mut prev_ends, &mut ends);
         }
         Ok(())
+    }
+
+    /// Whether `key`, below the read root, is not newer than the root's overwrite (a document
+    /// tombstone, say), so that it is hidden whatever its path. Skipping it without parsing
+    /// the path leaves the level stack as processing it would: a hidden record pushes only
+    /// its parent's state, which the next record's ancestors inherit anyway.
+    fn hidden_under_root(&self, key: &[u8], root_depth: usize, root_end: usize) -> bool {
+        let Some(root) = self.stack.get(root_depth) else {
+            return false;
+        };
+        if root.overwrite == DocHybridTime::MIN || key.get(root_end) == Some(&HYBRID_TIME_BYTE) {
+            return false;
+        }
+        matches!(DocHybridTime::decode_from_end(key), Ok((_, time)) if time <= root.overwrite)
     }
 
     /// Fills levels up to `depth` (exclusive) with their parent's state: a path level without
