@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use dockv::doc_key::{TablePrefix, component_ends};
 use dockv::value::{Ttl, ValueControlFields};
-use dockv::{DocHybridTime, HybridTime, KeyEntryValue, ValueEntryType};
+use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue, ValueEntryType};
 
 use crate::expiration::{
     Expiration, effective_expiration, has_expired, is_expired_at, own_expiration,
@@ -143,6 +143,12 @@ pub struct GcFilter {
     table_prefix: Option<Vec<u8>>,
     /// The rules of documents no table claims.
     default_table: Arc<TableRules>,
+    /// The newest table-level tombstone (`prefix !`, format.md §3) at or below the cutoff of
+    /// the current table prefix: every record of the table not newer is hidden (level 0 of
+    /// format.md §7's stack).
+    table_tombstone: DocHybridTime,
+    /// Whether the current document is that table-level tombstone's.
+    at_table_tombstone: bool,
     /// What the last record was, for repacking (`None` above the cutoff).
     seen: Option<Seen>,
     repack: RepackCollector,
@@ -175,6 +181,8 @@ impl GcFilter {
             table: default_table.clone(),
             table_prefix: None,
             default_table,
+            table_tombstone: DocHybridTime::MIN,
+            at_table_tombstone: false,
             seen: None,
             repack: RepackCollector::default(),
             prev_path: Vec::new(),
@@ -227,7 +235,14 @@ impl GcFilter {
     /// A new document starts at `key` (its DocKey ends at `doc_end`).
     fn start_document(&mut self, key: &[u8], doc_end: usize) {
         self.finish_document();
-        self.switch_table(key);
+        let prefix_len = match TablePrefix::decode(key) {
+            Ok((_, rest)) => key.len() - rest.len(),
+            Err(_) => 0,
+        };
+        self.switch_table(&key[..prefix_len]);
+        self.at_table_tombstone = prefix_len > 0
+            && doc_end == prefix_len + 1
+            && key[prefix_len] == KeyEntryType::GroupEnd.as_u8();
         if self.params.repacks() && self.table.repacker.is_some() {
             self.repack.start(&key[..doc_end]);
         }
@@ -242,23 +257,19 @@ impl GcFilter {
         }
     }
 
-    /// Looks up the rules of `key`'s table when its prefix differs from the previous one's.
-    fn switch_table(&mut self, key: &[u8]) {
-        let Some(source) = self.params.tables.clone() else {
-            return;
-        };
-        let prefix_len = match TablePrefix::decode(key) {
-            Ok((_, rest)) => key.len() - rest.len(),
-            Err(_) => 0,
-        };
-        let prefix = &key[..prefix_len];
+    /// Moves to the table of `prefix` when it differs from the previous document's: its
+    /// rules, and no table-level tombstone seen yet.
+    fn switch_table(&mut self, prefix: &[u8]) {
         if self.table_prefix.as_deref() == Some(prefix) {
             return;
         }
-        self.table = source
-            .rules(prefix)
-            .unwrap_or_else(|| self.default_table.clone());
         self.table_prefix = Some(prefix.to_vec());
+        self.table_tombstone = DocHybridTime::MIN;
+        if let Some(source) = &self.params.tables {
+            self.table = source
+                .rules(prefix)
+                .unwrap_or_else(|| self.default_table.clone());
+        }
     }
 
     /// Hands a kept record at or below the cutoff to the repack collector.
@@ -326,7 +337,7 @@ impl GcFilter {
         let (prev_time, prev_exp) = self
             .overwrite
             .last()
-            .map_or((DocHybridTime::MIN, Expiration::default()), |o| {
+            .map_or((self.table_tombstone, Expiration::default()), |o| {
                 (o.time, o.expiration)
             });
         let under_packed_row =
@@ -411,6 +422,9 @@ impl GcFilter {
 
         if is_merge {
             return Some(self.merge_record(expiration));
+        }
+        if self.at_table_tombstone && value_type == Some(ValueEntryType::Tombstone) {
+            self.table_tombstone = self.table_tombstone.max(time);
         }
         let under_kept_merge = self.within_merge_block && self.block_merge_kept;
         self.within_merge_block = false;

@@ -7,10 +7,8 @@
 //! - YCQL: INSERT (an upsert) with and without TTL, UPDATE of columns (with and without
 //!   TTL), of sets, lists and jsonb, DELETE of columns and of rows; packed rows V1.
 //! - YSQL: INSERT of an existing row fails, UPDATE of a missing row does nothing; packed rows
-//!   V2 (V1 in a quarter of the seeds); columns int, text and jsonb. With
-//!   `TABLE_MODEL_YSQL_TTL=1` YSQL statements also carry TTLs, which must change nothing
-//!   (reads and compactions keep such rows forever); off by default until compaction stops
-//!   collecting YSQL TTLs (see [`ysql_ttls`]).
+//!   V2 (V1 in a quarter of the seeds); columns int, text and jsonb. YSQL has no TTLs
+//!   (the table layer refuses them; `rocks.rs` tests that).
 //! - Schema changes: a dropped column is never read again (a column added back under the
 //!   same name gets a new id and starts NULL in every row); an added column reads NULL in
 //!   rows written before it. The model keeps values by column id and reads the current
@@ -372,7 +370,7 @@ fn random_update(rng: &mut Rng, column: &Column, row: &Row, now: u64) -> Update 
     }
 }
 
-/// `ttls`: whether statements may carry `USING TTL` (see [`ysql_ttls`]).
+/// `ttls`: whether statements may carry `USING TTL` (YCQL only).
 fn random_op(rng: &mut Rng, ycql: bool, ttls: bool, schema: &Schema, row: &Row, now: u64) -> Op {
     let columns = &schema.columns;
     match rng.below(10) {
@@ -761,7 +759,7 @@ fn run<E: Engine>(seed: u64, engine: &str, mut open: impl FnMut(Arc<GcPolicy>, O
         let key = (rng.below(3) as i32, rng.below(2) as i32);
         let mut state = model.current();
         let row = state.entry(key).or_default();
-        let op = random_op(&mut rng, ycql, ycql || ysql_ttls(), &schema, row, now);
+        let op = random_op(&mut rng, ycql, ycql, &schema, row, now);
         // YSQL: an INSERT of a row that exists fails and changes nothing.
         let duplicate =
             !ycql && matches!(op, Op::Insert(..)) && row.visible(now, key, &schema).is_some();
@@ -873,15 +871,6 @@ fn check_schema<E: Engine>(db: &TableDb<E>, schema: &Schema, context: &str) {
             "{context}: versions of {name}"
         );
     }
-}
-
-/// Whether YSQL statements carry TTLs (`TABLE_MODEL_YSQL_TTL=1`). Off by default: YSQL reads
-/// ignore TTLs but compactions still collect expired YSQL values, so a row inserted with a
-/// TTL vanishes once the history cutoff passes its expiry (seed 1 at 300 steps: step 32's
-/// INSERT of an existing row succeeds after the compaction at 18195 collected the row
-/// inserted at 10236 with a 1 ms TTL). Turn on once YSQL writes or the GC drop YSQL TTLs.
-fn ysql_ttls() -> bool {
-    std::env::var_os("TABLE_MODEL_YSQL_TTL").is_some()
 }
 
 /// The seeds to run: `TABLE_MODEL_SEED` alone, else 0..`$var` (default `default`).
