@@ -34,6 +34,9 @@ pub struct Args {
     /// Stop after the point reads (for profiling the read path).
     #[arg(long)]
     reads_only: bool,
+    /// Run only the deleted-scan measurement (for profiling scans).
+    #[arg(long)]
+    scan_only: bool,
     /// Where the databases go (a temporary directory by default).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
@@ -134,6 +137,9 @@ pub fn run(args: &Args) -> Result<()> {
         .unwrap_or_else(|| temp.path().to_path_buf());
     std::fs::create_dir_all(&root)?;
     let clock = Arc::new(HybridClock::default());
+    if args.scan_only {
+        return deleted_scan(args, &root, clock);
+    }
     let docdb = open_docdb(&root.join("docdb"), clock.clone(), !args.no_gc_filter)?;
     let raw = open_raw(&root.join("raw"))?;
     println!(
@@ -269,7 +275,11 @@ pub fn run(args: &Args) -> Result<()> {
         after as f64 / single as f64
     );
 
-    // 4. Scans over a range where 90% of the documents are deleted (before compaction).
+    deleted_scan(args, &root, clock)
+}
+
+/// Scans over a range where 90% of the documents are deleted (before compaction).
+fn deleted_scan(args: &Args, root: &Path, clock: Arc<HybridClock>) -> Result<()> {
     let scan_dir = root.join("scan");
     let scan_db = open_docdb(&scan_dir, clock.clone(), true)?;
     for i in 0..args.scan_docs {
@@ -287,6 +297,7 @@ pub fn run(args: &Args) -> Result<()> {
     }
     scan_db.flush()?;
     scan_db.engine().wait_for_background_work()?;
+    eprintln!("deleted {deleted} documents; scanning");
     let sparse = timed_scan(&scan_db)?;
     anyhow::ensure!(
         sparse.0 as u64 == args.scan_docs - deleted,

@@ -18,8 +18,8 @@ use crate::clock::HybridClock;
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
-    ChildRange, ReadOptions, ReadStats, RootLevel, VisibleRecord, read_children, read_subdocument,
-    visible_record, visible_record_cached,
+    ChildRange, DocScanner, ReadOptions, ReadStats, RootLevel, VisibleRecord, read_children,
+    read_subdocument, visible_record, visible_record_cached,
 };
 use crate::repack::TableRulesSource;
 use crate::subdoc::SubDocument;
@@ -449,6 +449,7 @@ impl<E: Engine> DocDb<E> {
         }
         let mut iter = self.engine.iterator(iter_opts)?;
         let mut stats = ReadStats::default();
+        let mut scanner = DocScanner::new(&opts.read, &mut stats);
         let mut out = Vec::new();
         let limit = opts.limit.unwrap_or(usize::MAX);
         if opts.reverse {
@@ -456,14 +457,16 @@ impl<E: Engine> DocDb<E> {
         } else {
             iter.seek(&lower);
         }
+        let mut doc_key = Vec::new();
         while out.len() < limit && iter.valid()? {
             let doc_len = DocKey::encoded_len(iter.key())?;
-            let doc_key = iter.key()[..doc_len].to_vec();
-            if let Some(doc) = read_subdocument(&mut iter, &doc_key, &opts.read, &mut stats)? {
+            doc_key.clear();
+            doc_key.extend_from_slice(&iter.key()[..doc_len]);
+            if let Some(doc) = scanner.read(&mut iter, &doc_key)? {
                 out.push((DocKey::decode(&doc_key)?.0, doc));
             }
             if opts.reverse {
-                stats.seeks += 1;
+                scanner.stats().seeks += 1;
                 iter.seek_for_prev(&doc_key);
             }
         }

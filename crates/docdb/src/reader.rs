@@ -357,6 +357,53 @@ struct DocReader<'a> {
     stack: Vec<Level>,
     root: Node,
     root_depth: usize,
+    /// Path buffers of [`Self::read_subtree`], kept across the documents of a scan.
+    paths: PathBuffers,
+}
+
+/// The previous and current record's path and component ends.
+#[derive(Debug, Default)]
+struct PathBuffers {
+    prev_path: Vec<u8>,
+    prev_ends: Vec<usize>,
+    cur_path: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// Reads the documents of a scan one after another, reusing its buffers.
+pub(crate) struct DocScanner<'a> {
+    reader: DocReader<'a>,
+    ends: Vec<usize>,
+}
+
+impl<'a> DocScanner<'a> {
+    /// A scanner reading as `opts` says, counting into `stats`.
+    pub(crate) fn new(opts: &'a ReadOptions, stats: &'a mut ReadStats) -> Self {
+        DocScanner {
+            reader: DocReader::new(opts, stats, 0),
+            ends: Vec::new(),
+        }
+    }
+
+    /// The document at `doc_key` (an encoded DocKey), as [`read_subdocument`] reads it.
+    pub(crate) fn read<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        doc_key: &[u8],
+    ) -> Result<Option<SubDocument>> {
+        component_ends(doc_key, &mut self.ends)?;
+        let reader = &mut self.reader;
+        reader.stack.clear();
+        reader.root_depth = self.ends.len() - 1;
+        reader.read_ancestors(iter, doc_key, &self.ends)?;
+        reader.read_subtree(iter, doc_key, &self.ends)?;
+        Ok(std::mem::take(&mut reader.root).into_subdocument())
+    }
+
+    /// The counters so far.
+    pub(crate) fn stats(&mut self) -> &mut ReadStats {
+        self.reader.stats
+    }
 }
 
 impl<'a> DocReader<'a> {
@@ -369,6 +416,7 @@ impl<'a> DocReader<'a> {
             stack: Vec::new(),
             root: Node::default(),
             root_depth,
+            paths: PathBuffers::default(),
         }
     }
 
@@ -416,12 +464,31 @@ impl<'a> DocReader<'a> {
         path: &[u8],
         root_ends: &[usize],
     ) -> Result<()> {
+        let mut paths = std::mem::take(&mut self.paths);
+        let result = self.read_subtree_with(iter, path, root_ends, &mut paths);
+        self.paths = paths;
+        result
+    }
+
+    fn read_subtree_with<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        path: &[u8],
+        root_ends: &[usize],
+        paths: &mut PathBuffers,
+    ) -> Result<()> {
+        let PathBuffers {
+            prev_path,
+            prev_ends,
+            cur_path,
+            ends,
+        } = paths;
         // Start as if the read root itself had just been seen, so its ancestors' levels stay.
         let root_end = root_ends[root_ends.len() - 1];
-        let mut prev_path: Vec<u8> = path.to_vec();
-        let mut prev_ends: Vec<usize> = root_ends.to_vec();
-        let mut cur_path = Vec::with_capacity(path.len() + 16);
-        let mut ends = Vec::new();
+        prev_path.clear();
+        prev_path.extend_from_slice(path);
+        prev_ends.clear();
+        prev_ends.extend_from_slice(root_ends);
         // A scan (or the ancestors' lookups) may have left the iterator on the subtree's first
         // key already.
         if !(iter.valid()? && iter.key().starts_with(path)) {
@@ -440,7 +507,7 @@ impl<'a> DocReader<'a> {
                 iter.next();
                 continue;
             }
-            let Some(time) = component_ends(key, &mut ends)? else {
+            let Some(time) = component_ends(key, ends)? else {
                 return Err(Error::Corruption(format!(
                     "record without hybrid time: {}",
                     dockv::escape::format_bytes(key)
@@ -459,7 +526,7 @@ impl<'a> DocReader<'a> {
                     continue;
                 }
             }
-            let shared = common_components(&prev_ends, &ends, &prev_path, &cur_path);
+            let shared = common_components(prev_ends, ends, prev_path, cur_path);
             self.stack.truncate(shared.min(depth));
             self.pad_to(depth);
             let parent = self.stack.last().copied().unwrap_or_default();
@@ -468,13 +535,13 @@ impl<'a> DocReader<'a> {
                 // an ancestor's overwrite, so it and every older version are hidden. No need
                 // to decode anything (deleted documents cost only this).
                 self.stack.push(parent);
-                self.skip_versions(iter, &cur_path)?;
+                self.skip_versions(iter, cur_path)?;
             } else {
-                let version = self.visible_version(iter, &cur_path, Mode::Scan)?;
-                self.apply(depth, version, Some((&cur_path, &ends[..], root_end)));
+                let version = self.visible_version(iter, cur_path, Mode::Scan)?;
+                self.apply(depth, version, Some((cur_path, &ends[..], root_end)));
             }
-            std::mem::swap(&mut prev_path, &mut cur_path);
-            std::mem::swap(&mut prev_ends, &mut ends);
+            std::mem::swap(prev_path, cur_path);
+            std::mem::swap(prev_ends, ends);
         }
         Ok(())
     }
