@@ -913,3 +913,45 @@ fn ysql_ttls_are_refused() {
         assert_eq!(rows(&rocks.db, table, 5_000_000), want, "{table} after");
     }
 }
+
+/// Repacking on RocksDB (format.md §9): a YSQL row's later updates fold into one packed row at
+/// the newest folded time, written after the compaction and surviving a reopen; the second
+/// compaction removes the old packed row and the folded cells.
+#[test]
+fn repacking_on_rocksdb() {
+    let rocks = Rocks::new();
+    let spec = TableSpec::new("r")
+        .ysql()
+        .hash_key("k", DataType::Text)
+        .column("a", DataType::BigInt)
+        .column("b", DataType::Text);
+    rocks.db.create_table("ks", &spec).expect("create");
+    let key = [("k", t("k1"))];
+    insert(
+        &rocks.db,
+        "ks.r",
+        1000,
+        &[("k", t("k1")), ("a", Datum::BigInt(1)), ("b", t("x"))],
+    );
+    update(
+        &rocks.db,
+        "ks.r",
+        2000,
+        &key,
+        &[("a", Update::Set(Datum::BigInt(2)))],
+    );
+    update(&rocks.db, "ks.r", 3000, &key, &[("b", Update::Set(t("y")))]);
+    rocks.flush_and_compact(5000);
+    let rocks = rocks.reopen();
+    let d = format!("DocKey(0x{:04x}, [\"k1\"], [])", hash_of("k1"));
+    assert_eq!(
+        rocks.db.dump().expect("dump"),
+        lines(&[format!(
+            "SubDocKey({d}, [HT{{ physical: 3000 }}]) -> {{ 1: 2 2: \"y\" }}"
+        )])
+    );
+    assert_eq!(
+        rows(&rocks.db, "ks.r", 5000),
+        [vec![t("k1"), Datum::BigInt(2), t("y")]]
+    );
+}
