@@ -5,6 +5,7 @@
 //! it is the physical limit; DocDB pays for encoding, MVCC visibility and building documents.
 
 mod storage;
+mod table;
 
 use clap::{Parser, Subcommand};
 
@@ -20,10 +21,14 @@ struct Cli {
 enum Command {
     /// Insert, point read, GC after overwrites, and scans over deleted documents.
     Storage(storage::Args),
+    /// Packed vs unpacked table rows: inserts, full scans, point reads; a packed point read
+    /// against a raw RocksDB get.
+    Table(table::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Storage(args) => storage::run(&args),
+        Command::Table(args) => table::run(&args),
     }
 }

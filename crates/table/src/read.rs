@@ -128,6 +128,7 @@ pub fn read_row<I: EngineIterator>(
         cells: Vec::new(),
     };
     let mut ends = Vec::new();
+    let mut path_buf = Vec::new();
     while iter.valid()? && iter.key().starts_with(doc_key) {
         let key = iter.key();
         let time = component_ends(key, &mut ends)?
@@ -146,10 +147,17 @@ pub fn read_row<I: EngineIterator>(
             continue;
         }
         let path_end = ends.last().copied().unwrap_or(doc_key.len());
-        let path = key[..path_end].to_vec();
+        // The row-level record's path is the DocKey itself: no copy.
+        let path = if path_end == doc_key.len() {
+            doc_key
+        } else {
+            path_buf.clear();
+            path_buf.extend_from_slice(&key[..path_end]);
+            &path_buf[..]
+        };
         let payload = PrimitiveValue::decode(payload)?;
-        state.apply(&path, &ends, time, control, payload);
-        skip_versions(iter, &path)?;
+        state.apply(path, &ends, time, control, payload);
+        skip_versions(iter, path)?;
     }
     Ok(state.cells)
 }
@@ -183,8 +191,14 @@ impl RowState<'_> {
             self.stack.push(parent);
         }
         let parent = self.stack.last().copied().unwrap_or(self.base);
-        self.prev_path = path.to_vec();
-        self.prev_ends = ends.to_vec();
+        self.prev_path.clear();
+        self.prev_ends.clear();
+        // The row-level record shares no subkey with any later path, so an empty previous
+        // path stands for it (and a packed row, usually the only record, copies nothing).
+        if depth > 0 {
+            self.prev_path.extend_from_slice(path);
+            self.prev_ends.extend_from_slice(ends);
+        }
         if time <= parent.overwrite {
             self.stack.push(parent);
             return;
