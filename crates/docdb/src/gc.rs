@@ -174,6 +174,7 @@ impl GcFilter {
         let default_table = Arc::new(TableRules {
             table_ttl: params.table_ttl,
             deleted_columns: params.deleted_columns.clone(),
+            ignore_ttls: false,
             repacker: None,
         });
         GcFilter {
@@ -402,7 +403,8 @@ impl GcFilter {
                 Some(ValueEntryType::PackedRowV1 | ValueEntryType::PackedRowV2)
             );
         let table_ttl = self.table.table_ttl;
-        let expired = is_expired_at(expiration, time.ht, table_ttl, cutoff);
+        let expired =
+            !self.table.ignore_ttls && is_expired_at(expiration, time.ht, table_ttl, cutoff);
         self.overwrite.push(Overwrite {
             time: overwrite_time,
             expiration: if is_packed_row {

@@ -26,6 +26,8 @@ use dockv::{DocHybridTime, KeyEntryValue};
 pub struct TableRules {
     /// The table's default TTL.
     pub table_ttl: Option<Ttl>,
+    /// Values never expire: the table's reads ignore TTLs (YSQL), so compactions must too.
+    pub ignore_ttls: bool,
     /// Column ids dropped from the schema: their cells at or below the cutoff go.
     pub deleted_columns: HashSet<i32>,
     /// Builds repacked rows; `None` when the table's rows are not repacked.

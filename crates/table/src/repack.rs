@@ -71,9 +71,10 @@ fn rules_of(table: &Arc<Table>) -> TableRules {
         .collect();
     let ycql = table.flavour() == Flavour::Ycql;
     TableRules {
-        // YSQL ignores TTLs.
         table_ttl: table.options().default_ttl.filter(|_| ycql),
         deleted_columns,
+        // YSQL reads ignore TTLs (a row written with one, as vectors.md C1 is, stays).
+        ignore_ttls: !ycql,
         repacker: table.options().packed.then(|| {
             Arc::new(TableRepacker {
                 table: table.clone(),

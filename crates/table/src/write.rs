@@ -142,7 +142,6 @@ impl<'a, E: Engine> TableBatch<'a, E> {
         values: &[(&str, Datum)],
         opts: &WriteOptions,
     ) -> Result<()> {
-        check_options(table, opts)?;
         let resolved = resolve(table, values)?;
         if is_static_only(table, &resolved) {
             // `INSERT INTO t (h, s) VALUES (…)`: the static row alone, without liveness
@@ -271,7 +270,6 @@ impl<'a, E: Engine> TableBatch<'a, E> {
         updates: &[(&str, Update)],
         opts: &WriteOptions,
     ) -> Result<()> {
-        check_options(table, opts)?;
         let (row_key, static_key) = self.target_keys(table, key, updates.iter().map(|u| u.0))?;
         if table.flavour() == Flavour::Ysql {
             let exists = match &row_key {
@@ -827,18 +825,6 @@ fn element_values(items: &[Datum], ty: &DataType) -> Result<Vec<PrimitiveValue>>
             to_value(item, ty)
         })
         .collect()
-}
-
-/// Refuses what the table's flavour does not have: YSQL has no TTLs (its reads and
-/// compactions would disagree about a value written with one).
-fn check_options(table: &Table, opts: &WriteOptions) -> Result<()> {
-    if table.flavour() == Flavour::Ysql && opts.ttl.is_some() {
-        return Err(invalid!(
-            "table {}: YSQL tables have no TTL (USING TTL is YCQL only)",
-            table.name()
-        ));
-    }
-    Ok(())
 }
 
 /// Packs the regular columns of an INSERT at the current schema version. Returns the encoded
