@@ -26,7 +26,7 @@ use crate::codec::to_key_entry;
 use crate::db::{TableDb, doc_key_len};
 use crate::error::{Result, corruption, invalid};
 use crate::read::{ReadContext, read_row};
-use crate::row::{RowValues, assemble};
+use crate::row::{CellValue, RowValues, assemble};
 use crate::schema::{Column, ColumnKind};
 use crate::table::Table;
 use crate::types::Datum;
@@ -214,6 +214,16 @@ enum Output<'t> {
     Ttl(&'t Column),
 }
 
+impl Output<'_> {
+    /// The non-key column it reads, if any.
+    fn column_id(&self) -> Option<i32> {
+        match self {
+            Output::Value(c) | Output::WriteTime(c) | Output::Ttl(c) => Some(c.id),
+            Output::Key(..) => None,
+        }
+    }
+}
+
 impl<E: Engine> TableDb<E> {
     /// Runs a SELECT on `table`.
     pub fn select(&self, table: &Table, select: &Select) -> Result<ResultPage> {
@@ -227,7 +237,12 @@ impl<E: Engine> TableDb<E> {
             Output::Key(..) => false,
         });
         let (rows, paging_state) = self.scan(table, select, static_rows, |found| {
-            project(&outputs, &found.key, &found.values, found.statics.as_ref())
+            project(
+                &outputs,
+                &found.key,
+                &mut found.values,
+                found.statics.as_ref(),
+            )
         })?;
         Ok(ResultPage {
             columns,
@@ -245,7 +260,7 @@ impl<E: Engine> TableDb<E> {
         table: &Table,
         select: &Select,
         static_rows: bool,
-        mut emit: impl FnMut(&Found) -> T,
+        mut emit: impl FnMut(&mut Found) -> T,
     ) -> Result<(Vec<T>, Option<PagingState>)> {
         let remaining = match &select.paging_state {
             Some(state) => state
@@ -286,7 +301,7 @@ impl<E: Engine> TableDb<E> {
         let mut rows = Vec::new();
         let mut last_key = None;
         let mut more = false;
-        while let Some(found) = scan.next_row(&mut iter, select.reverse)? {
+        while let Some(mut found) = scan.next_row(&mut iter, select.reverse)? {
             if !matches(table, select, &found.key)? {
                 continue;
             }
@@ -294,7 +309,7 @@ impl<E: Engine> TableDb<E> {
                 more = true;
                 break;
             }
-            rows.push(emit(&found));
+            rows.push(emit(&mut found));
             last_key = Some(found.doc_key);
         }
         let paging_state = match (more, last_key) {
@@ -729,28 +744,47 @@ fn labels(selectors: &[Selector], outputs: &[Output<'_>]) -> Vec<String> {
 fn project(
     outputs: &[Output<'_>],
     key: &[Datum],
-    values: &RowValues,
+    values: &mut RowValues,
     statics: Option<&RowValues>,
 ) -> Vec<Datum> {
-    let cell = |c: &Column| {
-        let source = if c.kind == ColumnKind::Static {
-            statics
-        } else {
-            Some(values)
-        };
-        source.and_then(|s| s.columns.get(&c.id))
-    };
-    outputs
-        .iter()
-        .map(|o| match o {
-            Output::Key(i, _) => key.get(*i).cloned().unwrap_or(Datum::Null),
-            Output::Value(c) => cell(c).map_or(Datum::Null, |v| v.datum.clone()),
-            Output::WriteTime(c) => cell(c)
+    let mut row = Vec::with_capacity(outputs.len());
+    for (i, output) in outputs.iter().enumerate() {
+        let datum = match output {
+            Output::Key(k, _) => key.get(*k).cloned().unwrap_or(Datum::Null),
+            Output::Value(c) if c.kind != ColumnKind::Static => {
+                // The row's values are the caller's to give away: move each out at its last
+                // use rather than cloning strings and collections.
+                let used_again = outputs[i + 1..].iter().any(|o| o.column_id() == Some(c.id));
+                let value = if used_again {
+                    values.columns.get(&c.id).cloned()
+                } else {
+                    values.columns.remove(&c.id)
+                };
+                value.map_or(Datum::Null, |v| v.datum)
+            }
+            Output::Value(c) => cell(c, values, statics).map_or(Datum::Null, |v| v.datum.clone()),
+            Output::WriteTime(c) => cell(c, values, statics)
                 .and_then(|v| v.write_time)
                 .map_or(Datum::Null, Datum::BigInt),
-            Output::Ttl(c) => cell(c)
+            Output::Ttl(c) => cell(c, values, statics)
                 .and_then(|v| v.ttl)
                 .map_or(Datum::Null, Datum::BigInt),
-        })
-        .collect()
+        };
+        row.push(datum);
+    }
+    row
+}
+
+/// Column `c`'s value in a row: from the partition's statics for a static column.
+fn cell<'v>(
+    c: &Column,
+    values: &'v RowValues,
+    statics: Option<&'v RowValues>,
+) -> Option<&'v CellValue> {
+    let source = if c.kind == ColumnKind::Static {
+        statics
+    } else {
+        Some(values)
+    };
+    source.and_then(|s| s.columns.get(&c.id))
 }

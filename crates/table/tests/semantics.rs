@@ -843,3 +843,27 @@ fn static_columns() {
         vec![t("p"), Datum::Int(2), t("first"), Datum::Int(2)]
     );
 }
+
+/// A column selected more than once (and with its WRITETIME) gives its value every time.
+#[test]
+fn repeated_selectors() {
+    let h = Harness::new();
+    let tb = kab(&h, "t", true);
+    insert(
+        &h,
+        &tb,
+        1000,
+        &[("k", Datum::Int(1)), ("a", Datum::Int(5)), ("b", t("x"))],
+        NONE,
+    );
+    let select = Select::row(&tb, vec![Datum::Int(1)], at(2000)).columns(vec![
+        Selector::Column("b".into()),
+        Selector::WriteTime("b".into()),
+        Selector::Column("b".into()),
+        Selector::Column("a".into()),
+    ]);
+    assert_eq!(
+        h.rows(&tb, &select),
+        [vec![t("x"), Datum::BigInt(1000), t("x"), Datum::Int(5)]]
+    );
+}
