@@ -327,19 +327,20 @@ impl SchemaPacking {
             .all(|c| c.data_type.v2_layout().is_some())
     }
 
-    fn v2_layouts(&self) -> Result<Vec<V2Layout>> {
-        self.columns
-            .iter()
-            .map(|c| {
-                c.data_type.v2_layout().ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "column {} of type {:?} cannot be packed in a V2 row",
-                        c.id, c.data_type
-                    ))
-                })
-            })
-            .collect()
+    /// Checks that every column has a V2 layout.
+    fn check_v2(&self) -> Result<()> {
+        self.columns.iter().try_for_each(|c| v2_layout_of(c).map(|_| ()))
     }
+}
+
+/// A column's V2 layout; an error for a type V2 cannot store.
+fn v2_layout_of(column: &ColumnPackingData) -> Result<V2Layout> {
+    column.data_type.v2_layout().ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "column {} of type {:?} cannot be packed in a V2 row",
+            column.id, column.data_type
+        ))
+    })
 }
 
 /// A raw native value for a V2 packed row (`PackQLValueV2`). The variant must match the
@@ -729,7 +730,7 @@ impl<'p> RowPackerV2<'p> {
         row_control_fields: &[u8],
         is_update: bool,
     ) -> Result<Self> {
-        packing.v2_layouts()?;
+        packing.check_v2()?;
         let mut state = PackerState::new(packing, packed_size_limit, row_control_fields);
         state.buf.push(ValueEntryType::PackedRowV2.as_u8());
         encode_unsigned(u64::from(schema_version), &mut state.buf);
@@ -1011,7 +1012,6 @@ pub fn decode_packed_row_v2<'a>(
     body: &'a [u8],
     packing: &SchemaPacking,
 ) -> Result<(u8, PackedColumns<'a>)> {
-    let layouts = packing.v2_layouts()?;
     let (&flags, mut rest) = body
         .split_first()
         .ok_or_else(|| corruption!("packed row V2: missing flags byte"))?;
@@ -1020,7 +1020,9 @@ pub fn decode_packed_row_v2<'a>(
         (null_mask, rest) = take(rest, packing.null_mask_size(), "packed row V2 null mask")?;
     }
     let mut columns = Vec::with_capacity(packing.num_columns());
-    for (idx, (column, layout)) in packing.columns.iter().zip(&layouts).enumerate() {
+    for (idx, column) in packing.columns.iter().enumerate() {
+        // Checked per column rather than collected: this runs for every row read.
+        let layout = v2_layout_of(column)?;
         let is_null = null_mask
             .get(idx / 8)
             .is_some_and(|&b| b & (1 << (idx % 8)) != 0);
@@ -1029,7 +1031,7 @@ pub fn decode_packed_row_v2<'a>(
             continue;
         }
         let value;
-        (value, rest) = match *layout {
+        (value, rest) = match layout {
             V2Layout::Fixed(size) => take(rest, size, "packed row V2 fixed-size column")?,
             V2Layout::VarLen => {
                 let (len, after) = decode_field_length(rest)?;
