@@ -329,7 +329,9 @@ impl SchemaPacking {
 
     /// Checks that every column has a V2 layout.
     fn check_v2(&self) -> Result<()> {
-        self.columns.iter().try_for_each(|c| v2_layout_of(c).map(|_| ()))
+        self.columns
+            .iter()
+            .try_for_each(|c| v2_layout_of(c).map(|_| ()))
     }
 }
 
