@@ -26,11 +26,10 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::at;
+use common::{at, open_rocks};
 use docdb::clock::{HybridClock, PhysicalClock};
 use docdb::{DocDb, DocDbOptions, GcPolicy};
 use docdb_table::{
@@ -39,7 +38,7 @@ use docdb_table::{
 };
 use dockv::value::Ttl;
 use engine::{Engine, MemEngine};
-use engine_rocks::{PrefixExtractor, RocksConfig, RocksEngine};
+use engine_rocks::RocksEngine;
 use serde_json::Value as Json;
 
 /// splitmix64: small, seedable, good enough for choosing operations.
@@ -895,23 +894,6 @@ fn random_row_operations_match_the_model() {
             old.unwrap_or_else(|| MemEngine::with_compaction_filter(Some(policy)))
         });
     }
-}
-
-/// RocksDB as the server opens it (the GC as compaction filter, DocKey prefix bloom
-/// filters), with tiny memtables so rows span several files and background compactions run.
-fn open_rocks(path: &Path, policy: Arc<GcPolicy>) -> RocksEngine {
-    let config = RocksConfig {
-        compaction_filter_factory: Some(policy),
-        prefix_extractor: Some(PrefixExtractor::Custom {
-            name: "docdb.DocKey",
-            transform: docdb::doc_key_prefix,
-            in_domain: docdb::is_doc_record,
-        }),
-        write_buffer_size: 32 << 10,
-        block_cache_bytes: 8 << 20,
-        ..RocksConfig::new(path)
-    };
-    RocksEngine::open(config).expect("open rocksdb")
 }
 
 #[test]

@@ -14,14 +14,9 @@ mod common;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use common::{Harness, at, hash_of, lines, t};
+use common::{Harness, NONE, at, hash_of, lines, t};
 use docdb_table::query::RangeCondition;
 use docdb_table::{DataType, Datum, Select, Selector, Table, TableSpec, Update, WriteOptions};
-
-const NONE: WriteOptions = WriteOptions {
-    ttl: None,
-    timestamp: None,
-};
 
 /// `name (h text, r int, st text STATIC, v int, PRIMARY KEY ((h), r))`: h = ColumnId(0),
 /// r = 1, st = 2, v = 3.

@@ -7,23 +7,12 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Harness, at, hash_of, lines, t};
+use common::{Harness, NONE, at, hash_of, insert, lines, t};
 use docdb_table::{
     AlterTable, ColumnSpec, DataType, Datum, Select, Selector, Table, TableSpec, Update,
     WriteOptions,
 };
 use dockv::value::Ttl;
-
-const NONE: WriteOptions = WriteOptions {
-    ttl: None,
-    timestamp: None,
-};
-
-fn insert(h: &Harness, table: &Table, micros: u64, values: &[(&str, Datum)], opts: WriteOptions) {
-    let mut b = h.db.batch(at(micros));
-    b.insert(table, values, &opts).expect("insert");
-    b.commit().expect("commit");
-}
 
 fn set(h: &Harness, table: &Table, micros: u64, key: &str, column: &str, value: Datum) {
     let mut b = h.db.batch(at(micros));

@@ -9,10 +9,9 @@
 
 mod common;
 
-use std::path::Path;
 use std::sync::Arc;
 
-use common::{Harness, at, hash_of, lines, t};
+use common::{Harness, at, hash_of, lines, open_rocks, t};
 use docdb::clock::{HybridClock, PhysicalClock};
 use docdb::{DocDb, DocDbOptions, GcPolicy};
 use docdb_table::{
@@ -21,7 +20,7 @@ use docdb_table::{
 };
 use dockv::KeyEntryValue;
 use engine::{Engine, EngineIterator, IterOptions};
-use engine_rocks::{PrefixExtractor, RocksConfig, RocksEngine};
+use engine_rocks::RocksEngine;
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -41,21 +40,6 @@ struct Rocks {
     db: TableDb<RocksEngine>,
 }
 
-fn open_engine(path: &Path, policy: &Arc<GcPolicy>) -> RocksEngine {
-    let config = RocksConfig {
-        compaction_filter_factory: Some(policy.clone()),
-        prefix_extractor: Some(PrefixExtractor::Custom {
-            name: "docdb.DocKey",
-            transform: docdb::doc_key_prefix,
-            in_domain: docdb::is_doc_record,
-        }),
-        write_buffer_size: 32 << 10,
-        block_cache_bytes: 8 << 20,
-        ..RocksConfig::new(path)
-    };
-    RocksEngine::open(config).expect("open rocksdb")
-}
-
 fn open_tables<E: Engine>(engine: E, policy: &Arc<GcPolicy>) -> TableDb<E> {
     let options = DocDbOptions {
         sync_writes: false,
@@ -70,7 +54,7 @@ impl Rocks {
     fn new() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let policy = GcPolicy::new(Arc::new(HybridClock::new(Box::new(Epoch))));
-        let db = open_tables(open_engine(dir.path(), &policy), &policy);
+        let db = open_tables(open_rocks(dir.path(), policy.clone()), &policy);
         db.create_namespace("ks").expect("namespace");
         Rocks { dir, db }
     }
@@ -80,7 +64,7 @@ impl Rocks {
         let Rocks { dir, db } = self;
         drop(db.into_docdb().into_engine());
         let policy = GcPolicy::new(Arc::new(HybridClock::new(Box::new(Epoch))));
-        let db = open_tables(open_engine(dir.path(), &policy), &policy);
+        let db = open_tables(open_rocks(dir.path(), policy.clone()), &policy);
         Rocks { dir, db }
     }
 

@@ -3,24 +3,13 @@
 
 mod common;
 
-use common::{Harness, at, t};
+use common::{Harness, NONE, at, insert, t};
 use docdb_table::{
     AlterTable, ColumnSpec, DataType, Datum, Select, Selector, Table, TableSpec, Update,
     WriteOptions,
 };
 use dockv::value::Ttl;
 use serde_json::json;
-
-const NONE: WriteOptions = WriteOptions {
-    ttl: None,
-    timestamp: None,
-};
-
-fn insert(h: &Harness, table: &Table, micros: u64, values: &[(&str, Datum)], opts: WriteOptions) {
-    let mut b = h.db.batch(at(micros));
-    b.insert(table, values, &opts).expect("insert");
-    b.commit().expect("commit");
-}
 
 fn update(
     h: &Harness,

@@ -1,14 +1,53 @@
-//! Shared helpers: a table database on the in-memory engine, reopening it, raw values.
+//! Shared helpers: a table database on the in-memory engine, reopening it, raw values,
+//! single-statement writes, and RocksDB opened as the server opens it.
 
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::sync::Arc;
 
 use docdb::clock::HybridClock;
 use docdb::{DocDb, DocDbOptions, GcPolicy};
-use docdb_table::{Datum, ResultPage, Select, Table, TableDb};
+use docdb_table::{Datum, ResultPage, Select, Table, TableDb, WriteOptions};
 use dockv::HybridTime;
 use engine::{EngineIterator, IterOptions, KvRead, MemEngine};
+use engine_rocks::{PrefixExtractor, RocksConfig, RocksEngine};
+
+/// A statement without TTL or timestamp.
+pub const NONE: WriteOptions = WriteOptions {
+    ttl: None,
+    timestamp: None,
+};
+
+/// One INSERT, committed at `micros`.
+pub fn insert(
+    h: &Harness,
+    table: &Table,
+    micros: u64,
+    values: &[(&str, Datum)],
+    opts: WriteOptions,
+) {
+    let mut b = h.db.batch(at(micros));
+    b.insert(table, values, &opts).expect("insert");
+    b.commit().expect("commit");
+}
+
+/// RocksDB as the server opens it (the GC as compaction filter, DocKey prefix bloom
+/// filters), with tiny memtables so rows span several files and background compactions run.
+pub fn open_rocks(path: &Path, policy: Arc<GcPolicy>) -> RocksEngine {
+    let config = RocksConfig {
+        compaction_filter_factory: Some(policy),
+        prefix_extractor: Some(PrefixExtractor::Custom {
+            name: "docdb.DocKey",
+            transform: docdb::doc_key_prefix,
+            in_domain: docdb::is_doc_record,
+        }),
+        write_buffer_size: 32 << 10,
+        block_cache_bytes: 8 << 20,
+        ..RocksConfig::new(path)
+    };
+    RocksEngine::open(config).expect("open rocksdb")
+}
 
 /// A table database plus the GC policy its engine was opened with (needed to reopen).
 pub struct Harness {
