@@ -286,8 +286,9 @@ impl GcFilter {
             return;
         }
         if seen.depth == 0 {
-            self.repack
-                .root(value, seen.time, seen.packed_row && !seen.expired);
+            if seen.packed_row && !seen.expired {
+                self.repack.packed_row(value, seen.time);
+            }
             return;
         }
         let column = self

@@ -114,11 +114,9 @@ impl RepackCollector {
         self.candidate = true;
     }
 
-    /// A kept row-level record at or below the cutoff: a live packed row starts the row.
-    pub(crate) fn root(&mut self, value: &[u8], time: DocHybridTime, live_packed_row: bool) {
-        if live_packed_row {
-            self.row.packed = Some((value.to_vec(), time));
-        }
+    /// A kept live packed row at or below the cutoff: it starts the row.
+    pub(crate) fn packed_row(&mut self, value: &[u8], time: DocHybridTime) {
+        self.row.packed = Some((value.to_vec(), time));
     }
 
     /// A kept first-level column version at or below the cutoff.

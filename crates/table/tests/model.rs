@@ -29,9 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::{at, open_rocks};
+use common::{at, open_rocks, open_tables};
+use docdb::GcPolicy;
 use docdb::clock::{HybridClock, PhysicalClock};
-use docdb::{DocDb, DocDbOptions, GcPolicy};
 use docdb_table::{
     AlterTable, ColumnSpec, DataType, Datum, Error, PackedFormat, RangeOrder, Select, Table,
     TableDb, TableSpec, Update, WriteOptions,
@@ -590,15 +590,6 @@ impl PhysicalClock for TestClock {
     fn now_micros(&self) -> u64 {
         self.0.load(Ordering::SeqCst)
     }
-}
-
-fn open_tables<E: Engine>(engine: E, policy: &Arc<GcPolicy>) -> TableDb<E> {
-    let options = DocDbOptions {
-        sync_writes: false,
-        ..DocDbOptions::default()
-    };
-    let docdb = DocDb::open(engine, policy.clone(), options).expect("open docdb");
-    TableDb::open(docdb).expect("open tables")
 }
 
 /// Prints the seed when the test panics while it is alive.

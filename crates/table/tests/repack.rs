@@ -53,21 +53,21 @@ fn kab(name: &str, ysql: bool, a: DataType) -> TableSpec {
     if ysql { spec.ysql() } else { spec }
 }
 
+/// A YSQL table `t (k text, a bigint, b text)` holding row `('k1', a, 'x')` inserted at 1000.
+fn ysql_row(a: i64) -> (Harness, Arc<Table>) {
+    let h = Harness::new();
+    let spec = kab("t", true, DataType::BigInt);
+    let tb = h.db.create_table("ks", &spec).expect("create");
+    let row = [("k", t("k1")), ("a", Datum::BigInt(a)), ("b", t("x"))];
+    insert(&h, &tb, 1000, &row, NONE);
+    (h, tb)
+}
+
 /// YSQL (V2): later column updates and a NULL fold into one packed row at the newest folded
 /// time; what is newer than the cutoff stays a cell.
 #[test]
 fn ysql_updates_fold_into_one_packed_row() {
-    let h = Harness::new();
-    let tb =
-        h.db.create_table("ks", &kab("t", true, DataType::BigInt))
-            .expect("create");
-    insert(
-        &h,
-        &tb,
-        1000,
-        &[("k", t("k1")), ("a", Datum::BigInt(1)), ("b", t("x"))],
-        NONE,
-    );
+    let (h, tb) = ysql_row(1);
     set(&h, &tb, 2000, "k1", "a", Datum::BigInt(2));
     set(&h, &tb, 3000, "k1", "b", Datum::Null);
     set(&h, &tb, 5000, "k1", "a", Datum::BigInt(5));
@@ -135,17 +135,7 @@ fn ycql_repack_keeps_write_times() {
 /// packed row, its cells go, and an added column reads NULL.
 #[test]
 fn repack_moves_rows_to_the_latest_schema() {
-    let h = Harness::new();
-    let tb =
-        h.db.create_table("ks", &kab("t", true, DataType::BigInt))
-            .expect("create");
-    insert(
-        &h,
-        &tb,
-        1000,
-        &[("k", t("k1")), ("a", Datum::BigInt(1)), ("b", t("x"))],
-        NONE,
-    );
+    let (h, tb) = ysql_row(1);
     set(&h, &tb, 1500, "k1", "b", t("y"));
     h.db.alter_table("ks", "t", AlterTable::DropColumn("b".into()))
         .expect("drop");
@@ -176,17 +166,7 @@ fn repack_moves_rows_to_the_latest_schema() {
 /// A row at an old schema version with nothing to fold is rewritten in place.
 #[test]
 fn old_schema_rows_are_rewritten_in_place() {
-    let h = Harness::new();
-    h.db.create_table("ks", &kab("t", true, DataType::BigInt))
-        .expect("create");
-    let tb = h.db.table("ks", "t").expect("table");
-    insert(
-        &h,
-        &tb,
-        1000,
-        &[("k", t("k1")), ("a", Datum::BigInt(7)), ("b", t("x"))],
-        NONE,
-    );
+    let (h, _) = ysql_row(7);
     let tb =
         h.db.alter_table("ks", "t", AlterTable::DropColumn("b".into()))
             .expect("drop");

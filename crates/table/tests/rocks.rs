@@ -11,9 +11,9 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Harness, at, hash_of, lines, open_rocks, t};
+use common::{Harness, at, hash_of, lines, open_rocks, open_tables, t};
+use docdb::GcPolicy;
 use docdb::clock::{HybridClock, PhysicalClock};
-use docdb::{DocDb, DocDbOptions, GcPolicy};
 use docdb_table::{
     AlterTable, ColumnSpec, DataType, Datum, Error, Select, Table, TableDb, TableSpec, Update,
     WriteOptions,
@@ -38,15 +38,6 @@ impl PhysicalClock for Epoch {
 struct Rocks {
     dir: TempDir,
     db: TableDb<RocksEngine>,
-}
-
-fn open_tables<E: Engine>(engine: E, policy: &Arc<GcPolicy>) -> TableDb<E> {
-    let options = DocDbOptions {
-        sync_writes: false,
-        ..DocDbOptions::default()
-    };
-    let docdb = DocDb::open(engine, policy.clone(), options).expect("open docdb");
-    TableDb::open(docdb).expect("open tables")
 }
 
 impl Rocks {

@@ -10,7 +10,7 @@ use docdb::clock::HybridClock;
 use docdb::{DocDb, DocDbOptions, GcPolicy};
 use docdb_table::{Datum, ResultPage, Select, Table, TableDb, WriteOptions};
 use dockv::HybridTime;
-use engine::{EngineIterator, IterOptions, KvRead, MemEngine};
+use engine::{Engine, EngineIterator, IterOptions, KvRead, MemEngine};
 use engine_rocks::{PrefixExtractor, RocksConfig, RocksEngine};
 
 /// A statement without TTL or timestamp.
@@ -30,6 +30,16 @@ pub fn insert(
     let mut b = h.db.batch(at(micros));
     b.insert(table, values, &opts).expect("insert");
     b.commit().expect("commit");
+}
+
+/// The table layer over `engine` with GC policy `policy`, writes not synced (tests).
+pub fn open_tables<E: Engine>(engine: E, policy: &Arc<GcPolicy>) -> TableDb<E> {
+    let options = DocDbOptions {
+        sync_writes: false,
+        ..DocDbOptions::default()
+    };
+    let docdb = DocDb::open(engine, policy.clone(), options).expect("open docdb");
+    TableDb::open(docdb).expect("open tables")
 }
 
 /// RocksDB as the server opens it (the GC as compaction filter, DocKey prefix bloom
