@@ -187,9 +187,10 @@ impl Side {
     fn point_reads(&self, keys: &[Vec<Datum>], read_ht: HybridTime) -> Result<Duration> {
         let mut seen = 0;
         let t = Instant::now();
+        // One reader per chunk of keys, as a query or a connection would keep one.
+        let mut reader = self.db.reader();
         for key in keys {
-            let row = self
-                .db
+            let row = reader
                 .row_values(&self.table, key, read_ht)?
                 .context("row missing")?;
             seen += row.columns.len();
@@ -324,11 +325,36 @@ fn raw_seeks(engine: &RocksEngine, doc_keys: &[Vec<u8>], prefix: bool) -> Result
     Ok(elapsed)
 }
 
+/// Raw reads of each document's values through one iterator reset to the document's
+/// bounds per read ([`EngineIterator::reset`]), as [`RowReader`](docdb_table::RowReader)
+/// reads.
+fn raw_resets(engine: &RocksEngine, doc_keys: &[Vec<u8>]) -> Result<Duration> {
+    let mut bytes = 0;
+    let mut upper = Vec::new();
+    let t = Instant::now();
+    let mut iter = engine.iterator(IterOptions::new())?;
+    for doc_key in doc_keys {
+        upper.clear();
+        upper.extend_from_slice(doc_key);
+        upper.push(0xFF);
+        iter.reset(Some(doc_key), Some(&upper))?;
+        iter.seek(doc_key);
+        while iter.valid()? {
+            bytes += iter.value().to_vec().len();
+            iter.next();
+        }
+    }
+    let elapsed = t.elapsed();
+    anyhow::ensure!(bytes > 0, "raw resets returned nothing");
+    Ok(elapsed)
+}
+
 /// One point-read measurement.
 #[derive(Clone, Copy)]
 enum ReadKind {
     RawGet,
     RawSeek,
+    RawReset,
     RawPrefixSeek,
     Packed,
     Unpacked,
@@ -341,6 +367,7 @@ enum ReadKind {
 struct ReadTimes {
     raw_get: Duration,
     raw_seek: Duration,
+    raw_reset: Duration,
     raw_prefix_seek: Duration,
     packed: Duration,
     unpacked: Duration,
@@ -488,7 +515,12 @@ pub fn run(args: &Args) -> Result<()> {
     // chunk, so none is always first (cold CPU caches) or always after another.
     let mut kinds = vec![ReadKind::RawGet, ReadKind::Packed];
     if !reads_only {
-        kinds.extend([ReadKind::RawSeek, ReadKind::Unpacked, ReadKind::Select]);
+        kinds.extend([
+            ReadKind::RawSeek,
+            ReadKind::RawReset,
+            ReadKind::Unpacked,
+            ReadKind::Select,
+        ]);
         if args.prefix_bloom {
             kinds.extend([ReadKind::RawPrefixSeek, ReadKind::Prefix]);
         }
@@ -512,6 +544,7 @@ pub fn run(args: &Args) -> Result<()> {
                 ReadKind::RawGet => t.raw_get += raw_gets(packed.engine(), &raw_keys)?,
                 ReadKind::Packed => t.packed += packed.point_reads(&keys, read_ht)?,
                 ReadKind::RawSeek => t.raw_seek += raw_seeks(packed.engine(), &doc_keys, false)?,
+                ReadKind::RawReset => t.raw_reset += raw_resets(packed.engine(), &doc_keys)?,
                 ReadKind::Unpacked => t.unpacked += unpacked.point_reads(&keys, read_ht)?,
                 ReadKind::Select => t.select += packed.select_reads(&keys, read_ht)?,
                 ReadKind::RawPrefixSeek => {
@@ -549,6 +582,11 @@ pub fn run(args: &Args) -> Result<()> {
         println!(
             "| diagnosis: raw bounded iterator (create, seek to the DocKey, read the value) vs raw `get`, reads/s | {r_seek:.0} | {r_raw:.0} | {:.2}× seek/get |",
             r_seek / r_raw
+        );
+        let r_reset = rate(t.raw_reset);
+        println!(
+            "| diagnosis: one raw iterator reset to each DocKey's bounds (as `RowReader`), seek, read the value, vs raw `get`, reads/s | {r_reset:.0} | {r_raw:.0} | {:.2}× reset/get |",
+            r_reset / r_raw
         );
         if args.prefix_bloom {
             let (r_prefix, r_pseek) = (rate(t.prefix), rate(t.raw_prefix_seek));

@@ -214,9 +214,9 @@ impl KvRead for RocksEngine {
     }
 
     fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
-        Ok(RocksIter {
-            inner: self.db.raw_iterator_opt(read_options(opts)),
-        })
+        Ok(RocksIter::new(opts, true, |read| {
+            self.db.raw_iterator_opt(read)
+        }))
     }
 }
 
@@ -337,46 +337,158 @@ impl KvRead for RocksSnapshot<'_> {
     }
 
     fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
-        Ok(RocksIter {
-            inner: self.inner.raw_iterator_opt(read_options(opts)),
-        })
+        Ok(RocksIter::new(opts, false, |read| {
+            self.inner.raw_iterator_opt(read)
+        }))
     }
 }
 
 impl Snapshot for RocksSnapshot<'_> {}
 
 /// A RocksDB iterator (`DBRawIterator`) behind [`EngineIterator`].
+///
+/// RocksDB fixes an iterator's bounds when it is created, so the narrower bounds of a
+/// [`reset`](EngineIterator::reset) are enforced here: seeks are clamped to them and a key
+/// outside them ends the iteration.
 pub struct RocksIter<'a> {
     inner: DBRawIteratorWithThreadMode<'a, DB>,
+    /// The bounds it was created with (RocksDB's own).
+    created: IterOptions,
+    /// Whether a reset moves it to the latest state (false for a snapshot's iterator).
+    refreshable: bool,
+    /// Bounds set by a reset, checked here; `None` until the first reset.
+    narrowed: Option<Narrowed>,
+    /// Whether `inner` is on a key within the bounds.
+    on_key: bool,
+}
+
+/// Bounds a reset narrowed a [`RocksIter`] to. The buffers are reused across resets.
+#[derive(Default)]
+struct Narrowed {
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+}
+
+impl Narrowed {
+    fn contains(&self, key: &[u8]) -> bool {
+        self.lower.as_deref().is_none_or(|lower| key >= lower)
+            && self.upper.as_deref().is_none_or(|upper| key < upper)
+    }
+}
+
+/// Copies `bound` into `slot`, reusing its buffer.
+fn copy_bound(slot: &mut Option<Vec<u8>>, bound: Option<&[u8]>) {
+    match (slot.as_mut(), bound) {
+        (Some(buf), Some(bound)) => {
+            buf.clear();
+            buf.extend_from_slice(bound);
+        }
+        (None, Some(bound)) => *slot = Some(bound.to_vec()),
+        (_, None) => *slot = None,
+    }
+}
+
+impl<'a> RocksIter<'a> {
+    fn new(
+        opts: IterOptions,
+        refreshable: bool,
+        open: impl FnOnce(ReadOptions) -> DBRawIteratorWithThreadMode<'a, DB>,
+    ) -> Self {
+        let created = IterOptions {
+            lower: opts.lower.clone(),
+            upper: opts.upper.clone(),
+            ..IterOptions::default()
+        };
+        RocksIter {
+            inner: open(read_options(opts)),
+            created,
+            refreshable,
+            narrowed: None,
+            on_key: false,
+        }
+    }
+
+    /// Notes whether the iterator now rests on a key inside the bounds.
+    fn settle(&mut self) {
+        self.on_key = self.inner.valid()
+            && self
+                .narrowed
+                .as_ref()
+                .is_none_or(|n| n.contains(self.inner.key().unwrap_or_default()));
+    }
+
+    /// Positions at the last key below `upper` (exclusive).
+    fn seek_below(&mut self, upper: &[u8]) {
+        self.inner.seek_for_prev(upper);
+        if self.inner.valid() && self.inner.key() == Some(upper) {
+            self.inner.prev();
+        }
+    }
 }
 
 impl EngineIterator for RocksIter<'_> {
     fn seek(&mut self, key: &[u8]) {
-        self.inner.seek(key);
+        match self.narrowed.as_ref().and_then(|n| n.lower.as_deref()) {
+            Some(lower) if key < lower => self.inner.seek(lower),
+            _ => self.inner.seek(key),
+        }
+        self.settle();
     }
 
     fn seek_for_prev(&mut self, key: &[u8]) {
-        self.inner.seek_for_prev(key);
+        match self.narrowed.as_mut().and_then(|n| n.upper.take()) {
+            Some(upper) => {
+                if key >= upper.as_slice() {
+                    self.seek_below(&upper);
+                } else {
+                    self.inner.seek_for_prev(key);
+                }
+                if let Some(n) = self.narrowed.as_mut() {
+                    n.upper = Some(upper);
+                }
+            }
+            None => self.inner.seek_for_prev(key),
+        }
+        self.settle();
     }
 
     fn seek_to_first(&mut self) {
-        self.inner.seek_to_first();
+        match self.narrowed.as_ref().and_then(|n| n.lower.as_deref()) {
+            Some(lower) => self.inner.seek(lower),
+            None => self.inner.seek_to_first(),
+        }
+        self.settle();
     }
 
     fn seek_to_last(&mut self) {
-        self.inner.seek_to_last();
+        match self.narrowed.as_mut().and_then(|n| n.upper.take()) {
+            Some(upper) => {
+                self.seek_below(&upper);
+                if let Some(n) = self.narrowed.as_mut() {
+                    n.upper = Some(upper);
+                }
+            }
+            None => self.inner.seek_to_last(),
+        }
+        self.settle();
     }
 
     fn next(&mut self) {
-        self.inner.next();
+        if self.on_key {
+            self.inner.next();
+            self.settle();
+        }
     }
 
     fn prev(&mut self) {
-        self.inner.prev();
+        if self.on_key {
+            self.inner.prev();
+            self.settle();
+        }
     }
 
     fn valid(&self) -> Result<bool> {
-        if self.inner.valid() {
+        if self.on_key {
             Ok(true)
         } else {
             self.inner.status().map_err(convert).map(|()| false)
@@ -384,10 +496,32 @@ impl EngineIterator for RocksIter<'_> {
     }
 
     fn key(&self) -> &[u8] {
-        self.inner.key().unwrap_or_default()
+        if self.on_key {
+            self.inner.key().unwrap_or_default()
+        } else {
+            &[]
+        }
     }
 
     fn value(&self) -> &[u8] {
-        self.inner.value().unwrap_or_default()
+        if self.on_key {
+            self.inner.value().unwrap_or_default()
+        } else {
+            &[]
+        }
+    }
+
+    fn reset(&mut self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Result<()> {
+        self.created.check_within(lower, upper)?;
+        if self.refreshable {
+            // Cheap unless a flush or compaction changed the files since the last time:
+            // RocksDB then rebuilds the iterator tree.
+            self.inner.refresh().map_err(convert)?;
+        }
+        let narrowed = self.narrowed.get_or_insert_with(Narrowed::default);
+        copy_bound(&mut narrowed.lower, lower);
+        copy_bound(&mut narrowed.upper, upper);
+        self.on_key = false;
+        Ok(())
     }
 }

@@ -184,7 +184,11 @@ impl KvRead for MemEngine {
     }
 
     fn iterator(&self, opts: IterOptions) -> Result<MemIter> {
-        Ok(MemIter::new(View::open(&self.shared), opts))
+        Ok(MemIter::new(
+            View::open(&self.shared),
+            Some(Arc::clone(&self.shared)),
+            opts,
+        ))
     }
 }
 
@@ -350,7 +354,7 @@ impl KvRead for MemSnapshot {
     }
 
     fn iterator(&self, opts: IterOptions) -> Result<MemIter> {
-        Ok(MemIter::new(Arc::clone(&self.view), opts))
+        Ok(MemIter::new(Arc::clone(&self.view), None, opts))
     }
 }
 
@@ -361,17 +365,23 @@ impl Snapshot for MemSnapshot {}
 #[derive(Debug)]
 pub struct MemIter {
     view: Arc<View>,
+    /// The engine, for a reset to its latest state; `None` for an iterator of a snapshot.
+    latest: Option<Arc<Shared>>,
+    /// The bounds the iterator was created with, which resets must stay within.
+    created: IterOptions,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     current: Option<(Bytes, Bytes)>,
 }
 
 impl MemIter {
-    fn new(view: Arc<View>, opts: IterOptions) -> Self {
+    fn new(view: Arc<View>, latest: Option<Arc<Shared>>, opts: IterOptions) -> Self {
         Self {
             view,
-            lower: opts.lower,
-            upper: opts.upper,
+            latest,
+            lower: opts.lower.clone(),
+            upper: opts.upper.clone(),
+            created: opts,
             current: None,
         }
     }
@@ -453,6 +463,17 @@ impl EngineIterator for MemIter {
 
     fn value(&self) -> &[u8] {
         self.current.as_ref().map_or(&[], |(_, value)| value)
+    }
+
+    fn reset(&mut self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Result<()> {
+        self.created.check_within(lower, upper)?;
+        if let Some(shared) = &self.latest {
+            self.view = View::open(shared);
+        }
+        self.lower = lower.map(<[u8]>::to_vec);
+        self.upper = upper.map(<[u8]>::to_vec);
+        self.current = None;
+        Ok(())
     }
 }
 

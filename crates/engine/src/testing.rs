@@ -49,6 +49,10 @@ macro_rules! conformance_tests {
             $crate::testing::check_iterator_bounds(&$make);
         }
         #[test]
+        fn conformance_iterator_reset() {
+            $crate::testing::check_iterator_reset(&$make);
+        }
+        #[test]
         fn conformance_iterator_consistent_view() {
             $crate::testing::check_iterator_consistent_view(&$make);
         }
@@ -82,6 +86,7 @@ pub fn conformance_suite<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterAr
     check_batch_atomicity(make);
     check_iterator_navigation(make);
     check_iterator_bounds(make);
+    check_iterator_reset(make);
     check_iterator_consistent_view(make);
     check_snapshot_isolation(make);
     check_flush_and_compact_preserve_data(make);
@@ -404,6 +409,48 @@ pub fn check_iterator_navigation<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(
     );
 }
 
+/// Checks an iterator bounded to `[c, e)` over the keys `a`..`f`.
+fn assert_bounded_to_c_d<I: EngineIterator>(it: &mut I, how: &str) {
+    it.seek_to_first();
+    assert_eq!(at(it), some("c"), "{how}: seek_to_first starts at lower");
+    it.prev();
+    assert_eq!(at(it), None, "{how}: prev below lower");
+    it.seek_to_last();
+    assert_eq!(at(it), some("d"), "{how}: seek_to_last ends below upper");
+    it.next();
+    assert_eq!(at(it), None, "{how}: next at upper");
+    for (target, expected) in [
+        ("", some("c")),
+        ("a", some("c")),
+        ("c", some("c")),
+        ("cc", some("d")),
+        ("d", some("d")),
+        ("e", None),
+        ("z", None),
+    ] {
+        it.seek(target.as_bytes());
+        assert_eq!(at(it), expected, "{how}: bounded seek({target})");
+    }
+    for (target, expected) in [
+        ("z", some("d")),
+        ("e", some("d")),
+        ("d\x00", some("d")),
+        ("cc", some("c")),
+        ("c", some("c")),
+        ("b", None),
+        ("", None),
+    ] {
+        it.seek_for_prev(target.as_bytes());
+        assert_eq!(at(it), expected, "{how}: bounded seek_for_prev({target:?})");
+    }
+    it.seek(b"a");
+    it.prev();
+    assert_eq!(at(it), None, "{how}: prev after clamped seek");
+    it.seek_for_prev(b"z");
+    it.next();
+    assert_eq!(at(it), None, "{how}: next after clamped seek_for_prev");
+}
+
 /// Lower (inclusive) and upper (exclusive) bounds in both directions.
 pub fn check_iterator_bounds<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterArg) -> H) {
     let handle = make(None);
@@ -417,44 +464,7 @@ pub fn check_iterator_bounds<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(Filt
     assert_eq!(scan_backward(e, opts.clone()), cd);
 
     let mut it = e.iterator(opts.clone()).expect("iterator");
-    it.seek_to_first();
-    assert_eq!(at(&it), some("c"), "seek_to_first starts at lower");
-    it.prev();
-    assert_eq!(at(&it), None, "prev below lower");
-    it.seek_to_last();
-    assert_eq!(at(&it), some("d"), "seek_to_last ends below upper");
-    it.next();
-    assert_eq!(at(&it), None, "next at upper");
-    for (target, expected) in [
-        ("", some("c")),
-        ("a", some("c")),
-        ("c", some("c")),
-        ("cc", some("d")),
-        ("d", some("d")),
-        ("e", None),
-        ("z", None),
-    ] {
-        it.seek(target.as_bytes());
-        assert_eq!(at(&it), expected, "bounded seek({target})");
-    }
-    for (target, expected) in [
-        ("z", some("d")),
-        ("e", some("d")),
-        ("d\x00", some("d")),
-        ("cc", some("c")),
-        ("c", some("c")),
-        ("b", None),
-        ("", None),
-    ] {
-        it.seek_for_prev(target.as_bytes());
-        assert_eq!(at(&it), expected, "bounded seek_for_prev({target:?})");
-    }
-    it.seek(b"a");
-    it.prev();
-    assert_eq!(at(&it), None, "prev after clamped seek");
-    it.seek_for_prev(b"z");
-    it.next();
-    assert_eq!(at(&it), None, "next after clamped seek_for_prev");
+    assert_bounded_to_c_d(&mut it, "created");
     drop(it);
 
     // Bounds between keys.
@@ -540,6 +550,100 @@ pub fn check_iterator_bounds<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(Filt
     );
     assert!(IterOptions::new().lower("c").upper("e").contains(b"c"));
     assert!(!IterOptions::new().lower("c").upper("e").contains(b"e"));
+}
+
+/// A reset narrows an iterator's bounds and moves it to the latest state (not a snapshot's
+/// iterator); bounds beyond those it was created with are refused.
+pub fn check_iterator_reset<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterArg) -> H) {
+    let handle = make(None);
+    let e = &*handle;
+    for key in ["a", "b", "c", "d", "e", "f"] {
+        put(e, key.as_bytes(), key.as_bytes());
+    }
+    let mut it = e.iterator(IterOptions::new()).expect("iterator");
+    it.seek(b"a");
+    it.reset(Some(b"c"), Some(b"e")).expect("reset");
+    assert_eq!(at(&it), None, "a reset iterator is unpositioned");
+    assert_bounded_to_c_d(&mut it, "reset");
+    // Between keys, then one-sided, then unbounded again.
+    it.reset(Some(b"bb"), Some(b"dd")).expect("reset");
+    it.seek_to_first();
+    assert_eq!(at(&it), some("c"));
+    it.seek_to_last();
+    assert_eq!(at(&it), some("d"));
+    it.reset(Some(b"e"), None).expect("reset");
+    it.seek_for_prev(b"d");
+    assert_eq!(at(&it), None, "seek_for_prev below the reset lower bound");
+    it.seek_to_last();
+    assert_eq!(at(&it), some("f"));
+    it.reset(None, None).expect("reset");
+    it.seek_to_first();
+    assert_eq!(at(&it), some("a"));
+
+    // A reset sees writes made since, across a flush too.
+    put(e, b"bb", b"new");
+    e.flush().expect("flush");
+    delete(e, b"c");
+    put(e, b"d", b"2");
+    it.reset(Some(b"b"), Some(b"e")).expect("reset");
+    let mut seen = Vec::new();
+    it.seek_to_first();
+    while it.valid().expect("status") {
+        seen.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    assert_eq!(seen, pairs(&[("b", "b"), ("bb", "new"), ("d", "2")]));
+    drop(it);
+
+    // Bounds beyond the creation bounds are refused and change nothing.
+    let mut it = e
+        .iterator(IterOptions::new().lower("b").upper("e"))
+        .expect("iterator");
+    for (lower, upper) in [
+        (None, Some(&b"d"[..])),
+        (Some(&b"a"[..]), Some(&b"d"[..])),
+        (Some(&b"c"[..]), None),
+        (Some(&b"c"[..]), Some(&b"f"[..])),
+    ] {
+        assert!(
+            it.reset(lower, upper).is_err(),
+            "reset to {lower:?}..{upper:?} outside b..e"
+        );
+    }
+    it.seek_to_last();
+    assert_eq!(at(&it), some("d"), "a refused reset keeps the bounds");
+    it.reset(Some(b"b"), Some(b"e"))
+        .expect("the creation bounds themselves");
+    drop(it);
+
+    // A snapshot's iterator keeps its snapshot.
+    let snapshot = e.snapshot();
+    let mut it = snapshot.iterator(IterOptions::new()).expect("iterator");
+    put(e, b"a", b"later");
+    it.reset(Some(b"a"), Some(b"b")).expect("reset");
+    it.seek_to_first();
+    assert_eq!(at(&it), some("a"));
+    assert_eq!(it.value(), b"a", "the snapshot's value, not the later one");
+    drop(it);
+    drop(snapshot);
+
+    // The prefix hint, used as documented, survives a reset.
+    for key in ["p1a", "p1b", "p2a"] {
+        put(e, key.as_bytes(), b"p");
+    }
+    let mut it = e
+        .iterator(IterOptions::new().prefix_same_as_start(true))
+        .expect("iterator");
+    for _ in 0..2 {
+        it.reset(Some(b"p1"), Some(b"p2")).expect("reset");
+        let mut keys = Vec::new();
+        it.seek(b"p1");
+        while let Some(key) = at(&it) {
+            keys.push(key);
+            it.next();
+        }
+        assert_eq!(keys, ["p1a", "p1b"]);
+    }
 }
 
 /// An iterator sees the data as of its creation, even if it seeks after later writes.

@@ -11,7 +11,7 @@ use engine::{Engine, EngineIterator, IterOptions};
 
 use crate::catalog::{AlterTable, Catalog};
 use crate::error::{Result, invalid};
-use crate::read::{Cell, ReadContext, read_row};
+use crate::read::{Cell, ReadContext, read_row_into};
 use crate::repack::TableGcRules;
 use crate::row::{RowValues, assemble};
 use crate::schema::{Flavour, TableSpec};
@@ -184,25 +184,29 @@ impl<E: Engine> TableDb<E> {
 
     /// The visible records of one document (an encoded DocKey of `table`).
     pub(crate) fn read_cells(&self, doc_key: &[u8], ctx: &ReadContext) -> Result<Vec<Cell>> {
-        let mut upper = doc_key.to_vec();
-        upper.push(0xFF);
-        let opts = IterOptions::new().lower(doc_key.to_vec()).upper(upper);
-        let mut iter = self.db.engine().iterator(opts)?;
-        read_row(&mut iter, doc_key, ctx)
+        self.reader().read_cells(doc_key, ctx)
+    }
+
+    /// A reader for many point reads, sharing one engine iterator.
+    pub fn reader(&self) -> RowReader<'_, E> {
+        RowReader {
+            tdb: self,
+            iter: None,
+            upper: Vec::new(),
+            cells: Vec::new(),
+        }
     }
 
     /// The non-key values of the row with full key `key` (hash then range values) as of
-    /// `read_ht`, with write times and TTLs; `None` if the row does not exist.
+    /// `read_ht`, with write times and TTLs; `None` if the row does not exist. For many
+    /// reads, [`RowReader::row_values`] is cheaper.
     pub fn row_values(
         &self,
         table: &Table,
         key: &[Datum],
         read_ht: HybridTime,
     ) -> Result<Option<RowValues>> {
-        let doc_key = table.doc_key(key)?.encode();
-        let ctx = self.read_context(table, read_ht)?;
-        let row = assemble(table, &self.read_cells(&doc_key, &ctx)?, &ctx)?;
-        Ok(row.exists.then_some(row))
+        self.reader().row_values(table, key, read_ht)
     }
 
     /// Whether the row at `doc_key` exists at `read_ht`.
@@ -287,4 +291,55 @@ impl<E: Engine> TableDb<E> {
 /// Whether the DocKey of `key` decodes (used to skip foreign records).
 pub(crate) fn doc_key_len(key: &[u8]) -> Result<usize> {
     Ok(DocKey::encoded_len(key)?)
+}
+
+/// Point reads of rows that share one engine iterator: each read re-aims it
+/// ([`EngineIterator::reset`]) instead of building a new one, which on RocksDB saves the
+/// iterator tree's construction per read. Every read still sees the latest committed
+/// writes, so a reader may live as long as its caller likes (a query, a connection).
+pub struct RowReader<'a, E: Engine> {
+    tdb: &'a TableDb<E>,
+    iter: Option<E::Iter<'a>>,
+    /// The current document's upper bound, reused across reads.
+    upper: Vec<u8>,
+    /// The current document's cells, reused across reads.
+    cells: Vec<Cell>,
+}
+
+impl<E: Engine> RowReader<'_, E> {
+    /// The non-key values of the row with full key `key` as of `read_ht`, as
+    /// [`TableDb::row_values`].
+    pub fn row_values(
+        &mut self,
+        table: &Table,
+        key: &[Datum],
+        read_ht: HybridTime,
+    ) -> Result<Option<RowValues>> {
+        let doc_key = table.doc_key(key)?.encode();
+        let ctx = self.tdb.read_context(table, read_ht)?;
+        self.read_into_cells(&doc_key, &ctx)?;
+        let row = assemble(table, &self.cells, &ctx)?;
+        Ok(row.exists.then_some(row))
+    }
+
+    /// The visible records of one document (an encoded DocKey).
+    pub(crate) fn read_cells(&mut self, doc_key: &[u8], ctx: &ReadContext) -> Result<Vec<Cell>> {
+        self.read_into_cells(doc_key, ctx)?;
+        Ok(std::mem::take(&mut self.cells))
+    }
+
+    /// Reads the visible records of one document into `self.cells`.
+    fn read_into_cells(&mut self, doc_key: &[u8], ctx: &ReadContext) -> Result<()> {
+        self.upper.clear();
+        self.upper.extend_from_slice(doc_key);
+        self.upper.push(0xFF);
+        let iter = match &mut self.iter {
+            Some(iter) => iter,
+            None => self
+                .iter
+                .insert(self.tdb.db.engine().iterator(IterOptions::new())?),
+        };
+        iter.reset(Some(doc_key), Some(&self.upper))?;
+        read_row_into(iter, doc_key, ctx, &mut self.cells)
+    }
 }

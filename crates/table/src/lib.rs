@@ -48,7 +48,7 @@ pub mod types;
 pub mod write;
 
 pub use catalog::AlterTable;
-pub use db::TableDb;
+pub use db::{RowReader, TableDb};
 pub use error::{Error, Result};
 pub use query::{PagingState, ResultPage, Select, Selector};
 pub use row::{CellValue, RowValues};

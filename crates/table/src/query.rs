@@ -25,8 +25,8 @@ use engine::{Engine, EngineIterator, IterOptions};
 use crate::codec::to_key_entry;
 use crate::db::{TableDb, doc_key_len};
 use crate::error::{Result, corruption, invalid};
-use crate::read::{ReadContext, read_row};
-use crate::row::{CellValue, RowValues, assemble};
+use crate::read::{Cell, ReadContext, read_row_into};
+use crate::row::{CellValue, RowValues, assemble, assemble_into};
 use crate::schema::{Column, ColumnKind};
 use crate::table::Table;
 use crate::types::Datum;
@@ -281,6 +281,8 @@ impl<E: Engine> TableDb<E> {
             static_rows: static_rows && table.has_static_columns(),
             pending: None,
             queued: None,
+            cells: Vec::new(),
+            spare: RowValues::default(),
             // A reverse page resumes below a row whose partition has rows.
             last_row: select
                 .paging_state
@@ -303,6 +305,7 @@ impl<E: Engine> TableDb<E> {
         let mut more = false;
         while let Some(mut found) = scan.next_row(&mut iter, select.reverse)? {
             if !matches(table, select, &found.key)? {
+                scan.spare = found.values;
                 continue;
             }
             if rows.len() >= cap {
@@ -311,6 +314,7 @@ impl<E: Engine> TableDb<E> {
             }
             rows.push(emit(&mut found));
             last_key = Some(found.doc_key);
+            scan.spare = found.values;
         }
         let paging_state = match (more, last_key) {
             (true, Some(last_key)) => Some(PagingState {
@@ -352,6 +356,10 @@ struct Scan<'a, E: Engine> {
     queued: Option<Found>,
     /// Reverse: the DocKey of the last clustering row returned.
     last_row: Option<Vec<u8>>,
+    /// The current document's cells, reused across documents.
+    cells: Vec<Cell>,
+    /// A returned row's values, whose map the next row reuses.
+    spare: RowValues,
 }
 
 impl<E: Engine> Scan<'_, E> {
@@ -429,7 +437,7 @@ impl<E: Engine> Scan<'_, E> {
     /// Reads the document at `doc_key` (the iterator is on one of its keys) and moves past
     /// it in scan direction.
     fn read_doc<I: EngineIterator>(
-        &self,
+        &mut self,
         iter: &mut I,
         doc_key: &[u8],
         reverse: bool,
@@ -437,11 +445,13 @@ impl<E: Engine> Scan<'_, E> {
         if reverse {
             iter.seek(doc_key);
         }
-        let cells = read_row(iter, doc_key, &self.ctx)?;
+        read_row_into(iter, doc_key, &self.ctx, &mut self.cells)?;
         if reverse {
             iter.seek_for_prev(doc_key);
         }
-        assemble(self.table, &cells, &self.ctx)
+        let mut values = std::mem::take(&mut self.spare);
+        assemble_into(self.table, &self.cells, &self.ctx, &mut values)?;
+        Ok(values)
     }
 
     /// Reads the clustering row at `doc_key` like [`Self::read_doc`]. `None` when the row
@@ -454,6 +464,7 @@ impl<E: Engine> Scan<'_, E> {
     ) -> Result<Option<Found>> {
         let values = self.read_doc(iter, &doc_key, reverse)?;
         if !values.exists {
+            self.spare = values;
             return Ok(None);
         }
         let key = self.table.decode_key(&doc_key)?;

@@ -112,6 +112,19 @@ pub fn read_row<I: EngineIterator>(
     doc_key: &[u8],
     ctx: &ReadContext,
 ) -> Result<Vec<Cell>> {
+    let mut cells = Vec::new();
+    read_row_into(iter, doc_key, ctx, &mut cells)?;
+    Ok(cells)
+}
+
+/// Like [`read_row`], into `cells` (cleared first), so that a caller reading many rows
+/// reuses one vector.
+pub fn read_row_into<I: EngineIterator>(
+    iter: &mut I,
+    doc_key: &[u8],
+    ctx: &ReadContext,
+    cells: &mut Vec<Cell>,
+) -> Result<()> {
     if !(iter.valid()? && iter.key().starts_with(doc_key)) {
         iter.seek(doc_key);
     }
@@ -119,13 +132,14 @@ pub fn read_row<I: EngineIterator>(
         overwrite: ctx.table_tombstone,
         exp: Expiration::default(),
     };
+    cells.clear();
     let mut state = RowState {
         ctx,
         base,
         stack: Vec::new(),
         prev_ends: Vec::new(),
         prev_path: Vec::new(),
-        cells: Vec::new(),
+        cells,
     };
     let mut ends = Vec::new();
     let mut path_buf = Vec::new();
@@ -159,7 +173,7 @@ pub fn read_row<I: EngineIterator>(
         state.apply(path, &ends, time, control, payload);
         skip_versions(iter, path)?;
     }
-    Ok(state.cells)
+    Ok(())
 }
 
 struct RowState<'a> {
@@ -169,7 +183,7 @@ struct RowState<'a> {
     stack: Vec<Level>,
     prev_ends: Vec<usize>,
     prev_path: Vec<u8>,
-    cells: Vec<Cell>,
+    cells: &'a mut Vec<Cell>,
 }
 
 impl RowState<'_> {

@@ -930,3 +930,80 @@ fn repacking_on_rocksdb() {
         [vec![t("k1"), Datum::BigInt(2), t("y")]]
     );
 }
+
+/// One [`RowReader`](docdb_table::RowReader) kept across writes, flushes, compactions and
+/// tables reads what a fresh read does: its iterator is re-aimed at the latest state per
+/// read, and a row of a colocated table never shows another table's row with the same key.
+#[test]
+fn a_long_lived_row_reader_sees_every_later_write() {
+    let rocks = Rocks::new();
+    let db = &rocks.db;
+    for (name, colocated) in [("a", true), ("b", true), ("own", false)] {
+        db.create_table("ks", &kvs(name, colocated)).expect(name);
+    }
+    let tables: Vec<_> = ["a", "b", "own"]
+        .iter()
+        .map(|name| db.table("ks", name).expect("table"))
+        .collect();
+    let mut reader = db.reader();
+    let value =
+        |reader: &mut docdb_table::RowReader<'_, RocksEngine>, table: &Table, k: i32, micros| {
+            reader
+                .row_values(table, &[int(k)], at(micros))
+                .expect("read")
+                .map(|row| {
+                    row.columns
+                        .values()
+                        .map(|c| c.datum.clone())
+                        .collect::<Vec<_>>()
+                })
+        };
+    for (i, table) in tables.iter().enumerate() {
+        assert_eq!(value(&mut reader, table, 1, 100), None, "{i}: nothing yet");
+    }
+    let mut micros = 1000;
+    for round in 0..4 {
+        for (i, table) in tables.iter().enumerate() {
+            let name = format!("ks.{}", table.name());
+            insert(
+                db,
+                &name,
+                micros,
+                &[("k", int(1)), ("v", t(&format!("r{round}t{i}")))],
+            );
+            micros += 10;
+        }
+        match round {
+            1 => db.docdb().flush().expect("flush"),
+            2 => rocks.flush_and_compact(micros),
+            _ => {}
+        }
+        for (i, table) in tables.iter().enumerate() {
+            assert_eq!(
+                value(&mut reader, table, 1, micros),
+                Some(vec![t(&format!("r{round}t{i}"))]),
+                "round {round}, table {i}"
+            );
+            assert_eq!(
+                value(&mut reader, table, 2, micros),
+                None,
+                "round {round}: no row 2"
+            );
+        }
+    }
+    delete_row(db, "ks.b", micros, &[("k", int(1))]);
+    assert_eq!(
+        value(&mut reader, &tables[1], 1, micros + 1),
+        None,
+        "deleted"
+    );
+    assert_eq!(
+        value(&mut reader, &tables[1], 1, micros - 1),
+        Some(vec![t("r3t1")]),
+        "read before the delete"
+    );
+    assert_eq!(
+        value(&mut reader, &tables[0], 1, micros + 1),
+        Some(vec![t("r3t0")])
+    );
+}
