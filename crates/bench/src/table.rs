@@ -191,7 +191,7 @@ impl Side {
         let mut reader = self.db.reader();
         for key in keys {
             let row = reader
-                .row_values(&self.table, key, read_ht)?
+                .row(&self.table, key, read_ht)?
                 .context("row missing")?;
             seen += row.columns.len();
         }
@@ -564,12 +564,12 @@ pub fn run(args: &Args) -> Result<()> {
     if !reads_only {
         let r_unpacked = rate(t.unpacked);
         println!(
-            "| point read by primary key (`TableDb::row_values`), reads/s (block cache warm) | {r_packed:.0} | {r_unpacked:.0} | **{:.2}×** packed/unpacked (target ≥ 1.5) |",
+            "| point read by primary key (`RowReader::row`), reads/s (block cache warm) | {r_packed:.0} | {r_unpacked:.0} | **{:.2}×** packed/unpacked (target ≥ 1.5) |",
             r_packed / r_unpacked
         );
     }
     println!(
-        "| point read of a packed row (`row_values`) vs raw RocksDB `get` of its stored key/value, same instance, reads/s | {r_packed:.0} | {r_raw:.0} | **{:.2}×** table/raw (target ≥ 0.8) |",
+        "| point read of a packed row (`RowReader::row`) vs raw RocksDB `get` of its stored key/value, same instance, reads/s | {r_packed:.0} | {r_raw:.0} | **{:.2}×** table/raw (target ≥ 0.8) |",
         r_packed / r_raw
     );
     if !reads_only {

@@ -11,9 +11,9 @@ use engine::{Engine, EngineIterator, IterOptions};
 
 use crate::catalog::{AlterTable, Catalog};
 use crate::error::{Result, invalid};
-use crate::read::{Cell, ReadContext, read_row_into};
+use crate::read::{Cell, ReadContext, RowBuffers, read_row_into};
 use crate::repack::TableGcRules;
-use crate::row::{RowValues, assemble};
+use crate::row::{RowValues, assemble, assemble_into};
 use crate::schema::{Flavour, TableSpec};
 use crate::table::Table;
 use crate::types::Datum;
@@ -192,8 +192,10 @@ impl<E: Engine> TableDb<E> {
         RowReader {
             tdb: self,
             iter: None,
+            doc_key: Vec::new(),
             upper: Vec::new(),
-            cells: Vec::new(),
+            bufs: RowBuffers::default(),
+            values: RowValues::default(),
         }
     }
 
@@ -300,13 +302,33 @@ pub(crate) fn doc_key_len(key: &[u8]) -> Result<usize> {
 pub struct RowReader<'a, E: Engine> {
     tdb: &'a TableDb<E>,
     iter: Option<E::Iter<'a>>,
-    /// The current document's upper bound, reused across reads.
+    /// The current document's key and upper bound, reused across reads.
+    doc_key: Vec<u8>,
     upper: Vec<u8>,
-    /// The current document's cells, reused across reads.
-    cells: Vec<Cell>,
+    /// The current document's cells and read buffers, reused across reads.
+    bufs: RowBuffers,
+    /// The row [`Self::row`] lends out, its map reused across reads.
+    values: RowValues,
 }
 
 impl<E: Engine> RowReader<'_, E> {
+    /// The non-key values of the row with full key `key` as of `read_ht`, as
+    /// [`TableDb::row_values`], lent until the next read: the cheapest point read, since
+    /// nothing is allocated for the row but its values.
+    pub fn row(
+        &mut self,
+        table: &Table,
+        key: &[Datum],
+        read_ht: HybridTime,
+    ) -> Result<Option<&RowValues>> {
+        self.doc_key.clear();
+        table.encode_doc_key(key, &mut self.doc_key)?;
+        let ctx = self.tdb.read_context(table, read_ht)?;
+        self.read_doc_cells(&ctx)?;
+        assemble_into(table, &self.bufs.cells, &ctx, &mut self.values)?;
+        Ok(self.values.exists.then_some(&self.values))
+    }
+
     /// The non-key values of the row with full key `key` as of `read_ht`, as
     /// [`TableDb::row_values`].
     pub fn row_values(
@@ -315,23 +337,24 @@ impl<E: Engine> RowReader<'_, E> {
         key: &[Datum],
         read_ht: HybridTime,
     ) -> Result<Option<RowValues>> {
-        let doc_key = table.doc_key(key)?.encode();
-        let ctx = self.tdb.read_context(table, read_ht)?;
-        self.read_into_cells(&doc_key, &ctx)?;
-        let row = assemble(table, &self.cells, &ctx)?;
-        Ok(row.exists.then_some(row))
+        if self.row(table, key, read_ht)?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(std::mem::take(&mut self.values)))
     }
 
     /// The visible records of one document (an encoded DocKey).
     pub(crate) fn read_cells(&mut self, doc_key: &[u8], ctx: &ReadContext) -> Result<Vec<Cell>> {
-        self.read_into_cells(doc_key, ctx)?;
-        Ok(std::mem::take(&mut self.cells))
+        self.doc_key.clear();
+        self.doc_key.extend_from_slice(doc_key);
+        self.read_doc_cells(ctx)?;
+        Ok(std::mem::take(&mut self.bufs.cells))
     }
 
-    /// Reads the visible records of one document into `self.cells`.
-    fn read_into_cells(&mut self, doc_key: &[u8], ctx: &ReadContext) -> Result<()> {
+    /// Reads the visible records of the document `self.doc_key` into `self.bufs.cells`.
+    fn read_doc_cells(&mut self, ctx: &ReadContext) -> Result<()> {
         self.upper.clear();
-        self.upper.extend_from_slice(doc_key);
+        self.upper.extend_from_slice(&self.doc_key);
         self.upper.push(0xFF);
         let iter = match &mut self.iter {
             Some(iter) => iter,
@@ -339,7 +362,7 @@ impl<E: Engine> RowReader<'_, E> {
                 .iter
                 .insert(self.tdb.db.engine().iterator(IterOptions::new())?),
         };
-        iter.reset(Some(doc_key), Some(&self.upper))?;
-        read_row_into(iter, doc_key, ctx, &mut self.cells)
+        iter.reset(Some(&self.doc_key), Some(&self.upper))?;
+        read_row_into(iter, &self.doc_key, ctx, &mut self.bufs)
     }
 }

@@ -25,7 +25,7 @@ use engine::{Engine, EngineIterator, IterOptions};
 use crate::codec::to_key_entry;
 use crate::db::{TableDb, doc_key_len};
 use crate::error::{Result, corruption, invalid};
-use crate::read::{Cell, ReadContext, read_row_into};
+use crate::read::{ReadContext, RowBuffers, read_row_into};
 use crate::row::{CellValue, RowValues, assemble, assemble_into};
 use crate::schema::{Column, ColumnKind};
 use crate::table::Table;
@@ -281,7 +281,7 @@ impl<E: Engine> TableDb<E> {
             static_rows: static_rows && table.has_static_columns(),
             pending: None,
             queued: None,
-            cells: Vec::new(),
+            bufs: RowBuffers::default(),
             spare: RowValues::default(),
             // A reverse page resumes below a row whose partition has rows.
             last_row: select
@@ -356,8 +356,8 @@ struct Scan<'a, E: Engine> {
     queued: Option<Found>,
     /// Reverse: the DocKey of the last clustering row returned.
     last_row: Option<Vec<u8>>,
-    /// The current document's cells, reused across documents.
-    cells: Vec<Cell>,
+    /// The current document's cells and read buffers, reused across documents.
+    bufs: RowBuffers,
     /// A returned row's values, whose map the next row reuses.
     spare: RowValues,
 }
@@ -445,12 +445,12 @@ impl<E: Engine> Scan<'_, E> {
         if reverse {
             iter.seek(doc_key);
         }
-        read_row_into(iter, doc_key, &self.ctx, &mut self.cells)?;
+        read_row_into(iter, doc_key, &self.ctx, &mut self.bufs)?;
         if reverse {
             iter.seek_for_prev(doc_key);
         }
         let mut values = std::mem::take(&mut self.spare);
-        assemble_into(self.table, &self.cells, &self.ctx, &mut values)?;
+        assemble_into(self.table, &self.bufs.cells, &self.ctx, &mut values)?;
         Ok(values)
     }
 

@@ -112,18 +112,30 @@ pub fn read_row<I: EngineIterator>(
     doc_key: &[u8],
     ctx: &ReadContext,
 ) -> Result<Vec<Cell>> {
-    let mut cells = Vec::new();
-    read_row_into(iter, doc_key, ctx, &mut cells)?;
-    Ok(cells)
+    let mut bufs = RowBuffers::default();
+    read_row_into(iter, doc_key, ctx, &mut bufs)?;
+    Ok(bufs.cells)
 }
 
-/// Like [`read_row`], into `cells` (cleared first), so that a caller reading many rows
-/// reuses one vector.
+/// Buffers a row read works in, kept by callers that read many rows so that a row costs no
+/// allocation beyond its values. [`read_row_into`] leaves the row's cells in `cells`.
+#[derive(Debug, Default)]
+pub struct RowBuffers {
+    /// The visible records of the last row read.
+    pub cells: Vec<Cell>,
+    ends: Vec<usize>,
+    path: Vec<u8>,
+    stack: Vec<Level>,
+    prev_ends: Vec<usize>,
+    prev_path: Vec<u8>,
+}
+
+/// Like [`read_row`], into `bufs.cells` (cleared first), reusing `bufs`.
 pub fn read_row_into<I: EngineIterator>(
     iter: &mut I,
     doc_key: &[u8],
     ctx: &ReadContext,
-    cells: &mut Vec<Cell>,
+    bufs: &mut RowBuffers,
 ) -> Result<()> {
     if !(iter.valid()? && iter.key().starts_with(doc_key)) {
         iter.seek(doc_key);
@@ -132,20 +144,29 @@ pub fn read_row_into<I: EngineIterator>(
         overwrite: ctx.table_tombstone,
         exp: Expiration::default(),
     };
+    let RowBuffers {
+        cells,
+        ends,
+        path: path_buf,
+        stack,
+        prev_ends,
+        prev_path,
+    } = bufs;
     cells.clear();
+    stack.clear();
+    prev_ends.clear();
+    prev_path.clear();
     let mut state = RowState {
         ctx,
         base,
-        stack: Vec::new(),
-        prev_ends: Vec::new(),
-        prev_path: Vec::new(),
+        stack,
+        prev_ends,
+        prev_path,
         cells,
     };
-    let mut ends = Vec::new();
-    let mut path_buf = Vec::new();
     while iter.valid()? && iter.key().starts_with(doc_key) {
         let key = iter.key();
-        let time = component_ends(key, &mut ends)?
+        let time = component_ends(key, ends)?
             .ok_or_else(|| corruption!("record without a hybrid time"))?;
         if ends.first() != Some(&doc_key.len()) {
             return Err(corruption!("record does not belong to its document"));
@@ -170,7 +191,7 @@ pub fn read_row_into<I: EngineIterator>(
             &path_buf[..]
         };
         let payload = PrimitiveValue::decode(payload)?;
-        state.apply(path, &ends, time, control, payload);
+        state.apply(path, ends, time, control, payload);
         skip_versions(iter, path)?;
     }
     Ok(())
@@ -180,9 +201,9 @@ struct RowState<'a> {
     ctx: &'a ReadContext,
     base: Level,
     /// `stack[d]`: the level of the previous path's first `d` subkeys (0 = the row).
-    stack: Vec<Level>,
-    prev_ends: Vec<usize>,
-    prev_path: Vec<u8>,
+    stack: &'a mut Vec<Level>,
+    prev_ends: &'a mut Vec<usize>,
+    prev_path: &'a mut Vec<u8>,
     cells: &'a mut Vec<Cell>,
 }
 
@@ -198,7 +219,7 @@ impl RowState<'_> {
         payload: PrimitiveValue,
     ) {
         let depth = ends.len() - 1;
-        let shared = shared_subkeys(&self.prev_path, &self.prev_ends, path, ends);
+        let shared = shared_subkeys(self.prev_path, self.prev_ends, path, ends);
         self.stack.truncate((shared + 1).min(depth));
         while self.stack.len() < depth {
             let parent = self.stack.last().copied().unwrap_or(self.base);

@@ -204,6 +204,12 @@ impl Table {
         self.doc_key_with(hashed, range)
     }
 
+    /// Appends the encoded DocKey of the row whose key column values are `key` to `out`.
+    pub fn encode_doc_key(&self, key: &[Datum], out: &mut Vec<u8>) -> Result<()> {
+        self.doc_key(key)?.encode_to(out);
+        Ok(())
+    }
+
     /// The DocKey holding the static columns of a hash key: the hash part only.
     pub fn static_doc_key(&self, hash_values: &[Datum]) -> Result<DocKey> {
         if hash_values.len() != self.num_hash_columns() {
