@@ -4,6 +4,10 @@
 //! The raw side writes and reads the *identical* key/value bytes DocDB stores, precomputed, so
 //! it is the physical limit; DocDB pays for encoding, MVCC visibility and building documents.
 
+/// The allocator `docdb` ships with, so the figures are the server's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod storage;
 mod table;
 

@@ -9,6 +9,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc rather than glibc malloc: reads allocate many short-lived values, and glibc's
+/// free-list consolidation before every kilobyte-sized request was a quarter of a table
+/// scan (BENCHMARKS.md, "Tables").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// DocDB: YugabyteDB's document storage engine, in Rust.
 #[derive(Parser)]
 #[command(name = "docdb", version, about)]
