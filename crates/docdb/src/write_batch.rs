@@ -138,6 +138,18 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         self.set_encoded(&path, value)
     }
 
+    /// [`Self::set_encoded_path`] for a value given in its stored encoding (control fields,
+    /// then the payload), e.g. a packed row built already encoded: without a user timestamp
+    /// it is stored as is, without decoding and re-encoding its payload.
+    pub fn set_encoded_value(&mut self, path: Vec<u8>, encoded: Vec<u8>) -> Result<()> {
+        let (control, _) = ValueControlFields::decode(&encoded)?;
+        if self.init_markers == InitMarkerBehavior::Optional && control.user_timestamp.is_none() {
+            self.push(path, encoded);
+            return Ok(());
+        }
+        self.set_encoded(&path, Value::decode(&encoded)?)
+    }
+
     fn set_encoded(&mut self, path: &[u8], value: Value) -> Result<()> {
         self.write_value(path, value, false)
     }

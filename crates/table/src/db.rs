@@ -13,7 +13,7 @@ use crate::catalog::{AlterTable, Catalog};
 use crate::error::{Result, invalid};
 use crate::read::{Cell, ReadContext, RowBuffers, read_row_into};
 use crate::repack::TableGcRules;
-use crate::row::{RowValues, assemble, assemble_into};
+use crate::row::{RowValues, assemble_into};
 use crate::schema::{Flavour, TableSpec};
 use crate::table::Table;
 use crate::types::Datum;
@@ -211,17 +211,6 @@ impl<E: Engine> TableDb<E> {
         self.reader().row_values(table, key, read_ht)
     }
 
-    /// Whether the row at `doc_key` exists at `read_ht`.
-    pub(crate) fn row_exists(
-        &self,
-        table: &Table,
-        doc_key: &[u8],
-        read_ht: HybridTime,
-    ) -> Result<bool> {
-        let ctx = self.read_context(table, read_ht)?;
-        Ok(assemble(table, &self.read_cells(doc_key, &ctx)?, &ctx)?.exists)
-    }
-
     /// The live elements of list column `column_id` of the row at `doc_key`, in list order:
     /// `(array index, value)`.
     pub(crate) fn list_elements(
@@ -341,6 +330,21 @@ impl<E: Engine> RowReader<'_, E> {
             return Ok(None);
         }
         Ok(Some(std::mem::take(&mut self.values)))
+    }
+
+    /// Whether the row at `doc_key` (an encoded DocKey of `table`) exists at `read_ht`.
+    pub(crate) fn row_exists(
+        &mut self,
+        table: &Table,
+        doc_key: &[u8],
+        read_ht: HybridTime,
+    ) -> Result<bool> {
+        let ctx = self.tdb.read_context(table, read_ht)?;
+        self.doc_key.clear();
+        self.doc_key.extend_from_slice(doc_key);
+        self.read_doc_cells(&ctx)?;
+        assemble_into(table, &self.bufs.cells, &ctx, &mut self.values)?;
+        Ok(self.values.exists)
     }
 
     /// The visible records of one document (an encoded DocKey).

@@ -22,6 +22,7 @@
 //!   (`l[i]`) are resolved against the list as stored at the batch's hybrid time.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::Ordering;
 
 use docdb::DocWriteBatch;
@@ -33,9 +34,10 @@ use engine::Engine;
 use serde_json::Value as Json;
 
 use crate::codec::{to_key_entry, to_value, with_packed_v2};
-use crate::db::TableDb;
+use crate::db::{RowReader, TableDb};
 use crate::error::{Error, Result, invalid};
 use crate::query::{PagingState, RangeCondition, Select};
+use crate::row::ColumnIdHasher;
 use crate::schema::{Column, ColumnKind, Flavour, PackedFormat};
 use crate::table::Table;
 use crate::types::{DataType, Datum};
@@ -108,6 +110,9 @@ pub struct TableBatch<'a, E: Engine> {
     tdb: &'a TableDb<E>,
     batch: DocWriteBatch<'a, E>,
     ht: HybridTime,
+    /// Reads the batch's statements make (a YSQL INSERT's duplicate-key check), sharing one
+    /// engine iterator across statements and [`Self::commit_and_continue`].
+    reader: Option<RowReader<'a, E>>,
 }
 
 impl<'a, E: Engine> TableBatch<'a, E> {
@@ -116,7 +121,25 @@ impl<'a, E: Engine> TableBatch<'a, E> {
             tdb,
             batch: tdb.docdb().batch(ht),
             ht,
+            reader: None,
         }
+    }
+
+    /// Writes everything atomically, like [`Self::commit`], and starts the next batch at
+    /// `ht` on the same object, keeping its reader: a session writing one statement at a
+    /// time saves building an engine iterator per statement. Returns the number of pairs.
+    pub fn commit_and_continue(&mut self, ht: HybridTime) -> Result<usize> {
+        let next = self.tdb.docdb().batch(ht);
+        let done = std::mem::replace(&mut self.batch, next);
+        self.ht = ht;
+        Ok(done.commit()?)
+    }
+
+    /// Whether the row at `doc_key` exists at the batch's time (committed writes only).
+    fn row_exists(&mut self, table: &Table, doc_key: &[u8]) -> Result<bool> {
+        let tdb = self.tdb;
+        let reader = self.reader.get_or_insert_with(|| tdb.reader());
+        reader.row_exists(table, doc_key, self.ht)
     }
 
     /// The batch's hybrid time.
@@ -173,7 +196,7 @@ impl<'a, E: Engine> TableBatch<'a, E> {
             .copied()
             .collect();
         let doc_key = table.doc_key(&key)?.encode();
-        if table.flavour() == Flavour::Ysql && self.tdb.row_exists(table, &doc_key, self.ht)? {
+        if table.flavour() == Flavour::Ysql && self.row_exists(table, &doc_key)? {
             return Err(Error::AlreadyExists(format!(
                 "duplicate key in table {}",
                 table.name()
@@ -249,10 +272,9 @@ impl<'a, E: Engine> TableBatch<'a, E> {
         regular: &[(&Column, &Datum)],
         opts: &WriteOptions,
     ) -> Result<()> {
-        let values: HashMap<i32, &Datum> = regular.iter().map(|(c, d)| (c.id, *d)).collect();
+        let values: ColumnValues = regular.iter().map(|(c, d)| (c.id, *d)).collect();
         let (packed, unpacked) = pack_row(table, &values, opts)?;
-        let value = Value::decode(&packed)?;
-        self.batch.set_encoded_path(doc_key.to_vec(), value)?;
+        self.batch.set_encoded_value(doc_key.to_vec(), packed)?;
         for (column, datum) in regular {
             if unpacked.contains(&column.id) && !datum.is_null() {
                 self.write_column(doc_key, column, datum, opts)?;
@@ -273,7 +295,7 @@ impl<'a, E: Engine> TableBatch<'a, E> {
         let (row_key, static_key) = self.target_keys(table, key, updates.iter().map(|u| u.0))?;
         if table.flavour() == Flavour::Ysql {
             let exists = match &row_key {
-                Some(k) => self.tdb.row_exists(table, k, self.ht)?,
+                Some(k) => self.row_exists(table, k)?,
                 None => true,
             };
             if !exists {
@@ -397,7 +419,7 @@ impl<'a, E: Engine> TableBatch<'a, E> {
         let mut deleted = 0;
         if range_eq.is_empty() && range.is_none() && resume.is_none() {
             let static_key = table.static_doc_key(&hash)?.encode();
-            if table.has_static_columns() && self.tdb.row_exists(table, &static_key, self.ht)? {
+            if table.has_static_columns() && self.row_exists(table, &static_key)? {
                 self.delete_doc(table, static_key, opts)?;
                 deleted += 1;
             }
@@ -831,9 +853,12 @@ fn element_values(items: &[Datum], ty: &DataType) -> Result<Vec<PrimitiveValue>>
 /// value (row control fields + `z`/`|` + version + body) and the ids of the given columns
 /// that are not in it: outside the packing (collections, jsonb, …) or refused by the packer
 /// (over the size limit). The caller writes those as separate cells.
+/// An INSERT's values by column id (hashed as [`ColumnMap`](crate::row::ColumnMap) is).
+type ColumnValues<'v> = HashMap<i32, &'v Datum, BuildHasherDefault<ColumnIdHasher>>;
+
 fn pack_row(
     table: &Table,
-    values: &HashMap<i32, &Datum>,
+    values: &ColumnValues,
     opts: &WriteOptions,
 ) -> Result<(Vec<u8>, Vec<i32>)> {
     let version = table.schema().version;
@@ -857,7 +882,7 @@ fn pack_row(
 /// The value of packed column `id` in an INSERT: NULL when not given.
 fn packed_input<'v>(
     table: &'v Table,
-    values: &HashMap<i32, &'v Datum>,
+    values: &ColumnValues<'v>,
     id: i32,
 ) -> Option<(&'v Datum, &'v DataType)> {
     let datum = values.get(&id).copied().filter(|d| !d.is_null())?;
@@ -868,7 +893,7 @@ fn packed_input<'v>(
 fn pack_v1(
     table: &Table,
     packing: &dockv::packed_row::SchemaPacking,
-    values: &HashMap<i32, &Datum>,
+    values: &ColumnValues,
     row_control: &[u8],
     refused: &mut Vec<i32>,
 ) -> Result<Vec<u8>> {
@@ -900,7 +925,7 @@ fn pack_v1(
 fn pack_v2(
     table: &Table,
     packing: &dockv::packed_row::SchemaPacking,
-    values: &HashMap<i32, &Datum>,
+    values: &ColumnValues,
     row_control: &[u8],
     refused: &mut Vec<i32>,
 ) -> Result<Vec<u8>> {
