@@ -57,7 +57,11 @@ impl Hasher for ColumnIdHasher {
     }
 
     fn write_i32(&mut self, id: i32) {
-        self.0 = u64::from(id as u32).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.write_u32(id as u32);
+    }
+
+    fn write_u32(&mut self, id: u32) {
+        self.0 = u64::from(id).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 

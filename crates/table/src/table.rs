@@ -15,6 +15,9 @@ use crate::schema::{
 };
 use crate::types::Datum;
 
+/// Hashing of small trusted integer ids (column ids, schema versions) by a multiply.
+type IdHash = std::hash::BuildHasherDefault<crate::row::ColumnIdHasher>;
+
 /// What the catalog stores for a table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableRecord {
@@ -39,9 +42,9 @@ pub struct Table {
     record: TableRecord,
     prefix: TablePrefix,
     prefix_bytes: Vec<u8>,
-    packings: HashMap<u32, SchemaPacking>,
+    packings: HashMap<u32, SchemaPacking, IdHash>,
     by_name: HashMap<String, usize>,
-    by_id: HashMap<i32, usize>,
+    by_id: HashMap<i32, usize, IdHash>,
     hash_columns: Vec<usize>,
     range_columns: Vec<usize>,
 }
@@ -53,7 +56,8 @@ impl Table {
             .versions
             .last()
             .ok_or_else(|| corruption!("table {} has no schema version", record.name))?;
-        let mut packings = HashMap::with_capacity(record.versions.len());
+        let mut packings =
+            HashMap::with_capacity_and_hasher(record.versions.len(), IdHash::default());
         for version in &record.versions {
             packings.insert(version.version, schema_packing(version, &record.options)?);
         }
@@ -127,9 +131,14 @@ impl Table {
 
     /// The current column called `name`.
     pub fn column(&self, name: &str) -> Result<&Column> {
+        Ok(&self.columns()[self.column_position(name)?])
+    }
+
+    /// Index in [`Self::columns`] of the current column called `name`.
+    pub fn column_position(&self, name: &str) -> Result<usize> {
         self.by_name
             .get(name)
-            .map(|&i| &self.columns()[i])
+            .copied()
             .ok_or_else(|| Error::NotFound(format!("column {name} of table {}", self.name())))
     }
 

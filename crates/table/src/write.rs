@@ -790,20 +790,21 @@ fn resolve<'t, 'v>(
     table: &'t Table,
     values: &'v [(&str, Datum)],
 ) -> Result<Vec<(&'t Column, &'v Datum)>> {
-    let mut out = Vec::with_capacity(values.len());
+    // Each name is looked up once; the sort then uses the column's position.
+    let mut indexed = Vec::with_capacity(values.len());
     for (name, datum) in values {
-        let column = table.column(name)?;
-        if out
-            .iter()
-            .any(|(c, _): &(&Column, &Datum)| c.id == column.id)
-        {
+        let index = table.column_position(name)?;
+        if indexed.iter().any(|&(i, _)| i == index) {
             return Err(invalid!("column {name} given twice"));
         }
-        datum.check(&column.data_type)?;
-        out.push((column, datum));
+        datum.check(&table.columns()[index].data_type)?;
+        indexed.push((index, datum));
     }
-    out.sort_by_key(|(c, _)| table.column_index(&c.name));
-    Ok(out)
+    indexed.sort_unstable_by_key(|&(i, _)| i);
+    Ok(indexed
+        .into_iter()
+        .map(|(i, datum)| (&table.columns()[i], datum))
+        .collect())
 }
 
 /// The full key (hash then range columns) from named values.
