@@ -1091,12 +1091,30 @@ fn random_bounds(rng: &mut Rng) -> IterOptions {
 }
 
 /// Replays random iterator operations on `reader` and on the model; they must agree.
+///
+/// Half the walks open an unbounded iterator and narrow it with [`EngineIterator::reset`],
+/// re-aiming it at new random bounds halfway.
 fn compare_iteration<R: KvRead>(reader: &R, model: &Model, rng: &mut Rng, label: &str) {
-    let opts = random_bounds(rng);
-    let mut it = reader.iterator(opts.clone()).expect("iterator");
+    let mut opts = random_bounds(rng);
+    let via_reset = rng.below(2) == 0;
+    let mut it = if via_reset {
+        let mut it = reader.iterator(IterOptions::new()).expect("iterator");
+        it.reset(opts.lower.as_deref(), opts.upper.as_deref())
+            .expect("reset");
+        it
+    } else {
+        reader.iterator(opts.clone()).expect("iterator")
+    };
     let mut cursor = ModelCursor::new(model, &opts);
     let mut ops = Vec::new();
-    for _ in 0..12 {
+    for step in 0..12 {
+        if via_reset && step == 6 {
+            opts = random_bounds(rng);
+            it.reset(opts.lower.as_deref(), opts.upper.as_deref())
+                .expect("reset");
+            cursor = ModelCursor::new(model, &opts);
+            ops.clear();
+        }
         let op = random_iter_op(rng);
         apply_iter_op(&mut it, &op);
         cursor.apply(&op);
@@ -1109,9 +1127,14 @@ fn compare_iteration<R: KvRead>(reader: &R, model: &Model, rng: &mut Rng, label:
         assert_eq!(
             actual.as_ref(),
             cursor.current(),
-            "{label}: bounds {:?}..{:?}, ops {ops:?}",
+            "{label}: bounds {:?}..{:?} ({}), ops {ops:?}",
             opts.lower,
-            opts.upper
+            opts.upper,
+            if via_reset {
+                "set by reset"
+            } else {
+                "at creation"
+            }
         );
     }
 }

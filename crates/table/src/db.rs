@@ -287,7 +287,8 @@ pub(crate) fn doc_key_len(key: &[u8]) -> Result<usize> {
 /// Point reads of rows that share one engine iterator: each read re-aims it
 /// ([`EngineIterator::reset`]) instead of building a new one, which on RocksDB saves the
 /// iterator tree's construction per read. Every read still sees the latest committed
-/// writes, so a reader may live as long as its caller likes (a query, a connection).
+/// writes. Keep one per query or per batch of requests rather than forever: between reads it
+/// holds RocksDB's view of the memtables and files it last read, keeping them from being freed.
 pub struct RowReader<'a, E: Engine> {
     tdb: &'a TableDb<E>,
     iter: Option<E::Iter<'a>>,
