@@ -12,7 +12,7 @@ mod common_redis;
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common_redis::{Frame, RespClient, docdb, require_redis};
+use common_redis::{Frame, RespClient, docdb, encode_command, require_redis};
 
 // ---------------------------------------------------------------------------------------
 // Random numbers: splitmix64, so a seed replays exactly without a dependency.
@@ -580,6 +580,45 @@ impl Pair {
         r
     }
 
+    /// Sends `ops` to each server as one pipeline (one write, so a server reads them
+    /// together and runs them as one batch), then compares the replies in order. Stops at
+    /// the first mismatch, after which both servers are flushed.
+    fn run_pipeline(&mut self, first_step: usize, ops: &[Op]) {
+        let bytes: Vec<u8> = ops.iter().flat_map(|op| encode_command(&op.args)).collect();
+        let mut replies = Vec::new();
+        for (client, name) in [(&mut self.redis, "redis"), (&mut self.docdb, "docdb")] {
+            client.send_raw(&bytes).expect("send a pipeline");
+            let got: Vec<Frame> = (0..ops.len())
+                .map(|i| {
+                    client.read_reply().unwrap_or_else(|e| {
+                        panic!(
+                            "seed {} step {}: no reply from {name} in a pipeline: {e}",
+                            self.seed,
+                            first_step + i
+                        )
+                    })
+                })
+                .collect();
+            replies.push(got);
+        }
+        let pipeline = format!("(pipeline of {} from step {first_step})", ops.len());
+        for (i, op) in ops.iter().enumerate() {
+            let (r, d) = (&replies[0][i], &replies[1][i]);
+            self.replies += 1;
+            self.errors += usize::from(matches!(r, Frame::Error(_)));
+            if !equivalent(op.cmp, r, d) {
+                self.mismatch(first_step + i, op, r, d);
+                return;
+            }
+            self.remember(format!(
+                "[{}] {} -> {} {pipeline}",
+                step_label(first_step + i),
+                op.text(),
+                render(r)
+            ));
+        }
+    }
+
     fn mismatch(&mut self, step: usize, op: &Op, r: &Frame, d: &Frame) {
         let before: Vec<String> = self.history.iter().map(|h| format!("\n    {h}")).collect();
         let at = step_label(step);
@@ -778,6 +817,48 @@ fn random_commands_match_redis() {
             if pair.mismatches.len() >= MAX_MISMATCHES {
                 break;
             }
+        }
+        compare_final_state(&mut pair);
+        eprintln!(
+            "seed {seed}: {} replies, {} of them errors",
+            pair.replies, pair.errors
+        );
+        mismatches.extend(pair.mismatches);
+    }
+    let replay = format!("DOCDB_DIFF_SEED=<seed> DOCDB_DIFF_OPS={ops}; seeds {seeds:?}");
+    fail_on_mismatches(&mismatches, &replay);
+}
+
+/// Random command sequences sent as pipelines of 1–16 commands: a server runs each
+/// pipeline's commands as one batch (sharing one engine iterator, re-aimed per document), so
+/// every read must still see the writes just before it in the same pipeline.
+#[test]
+fn random_pipelines_match_redis() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let ops = env_u64("DOCDB_DIFF_OPS").unwrap_or(2000) as usize;
+    let seeds = seeds();
+    eprintln!("redis_diff pipelines: seeds {seeds:?}, {ops} commands each");
+    let mut mismatches = Vec::new();
+    for &seed in &seeds {
+        let mut pair = Pair::new(&redis, &docdb, seed);
+        pair.run(0, &Op::new(args!["FLUSHALL"], Cmp::Exact));
+        let mut rng = Rng(seed);
+        let now = unix_now();
+        let mut step = 1;
+        while step <= ops && pair.mismatches.len() < MAX_MISMATCHES {
+            let len = 1 + rng.below(16);
+            let mut batch = Vec::with_capacity(len);
+            while batch.len() < len {
+                let op = random_op(&mut rng, now);
+                if op.special != Special::None {
+                    // SPOP's pick and SCAN's cursor loop need commands between replies.
+                    continue;
+                }
+                batch.push(op);
+            }
+            pair.run_pipeline(step, &batch);
+            step += len;
         }
         compare_final_state(&mut pair);
         eprintln!(

@@ -257,7 +257,12 @@ pub struct DocView<'a, E: Engine> {
     db: &'a DocDb<E>,
 }
 
-impl<E: Engine> DocView<'_, E> {
+impl<'a, E: Engine> DocView<'a, E> {
+    /// The view's engine iterator, for [`DocDb::view_reusing`].
+    pub fn into_iterator(self) -> E::Iter<'a> {
+        self.iter
+    }
+
     /// The record visible at the encoded `path` of this document.
     pub fn record(&mut self, path: &[u8]) -> Result<Option<VisibleRecord>> {
         visible_record_cached(
@@ -422,6 +427,39 @@ impl<E: Engine> DocDb<E> {
             root: None,
             db: self,
         })
+    }
+
+    /// [`Self::view`] re-aiming `recycled` (an iterator from [`Self::view_iterator`] or
+    /// [`DocView::into_iterator`]) at the document instead of building an iterator: a server
+    /// running many small commands keeps one (see [`engine::EngineIterator::reset`]).
+    pub fn view_reusing<'a>(
+        &'a self,
+        recycled: Option<E::Iter<'a>>,
+        doc_key: &[u8],
+        opts: ReadOptions,
+    ) -> Result<DocView<'a, E>> {
+        let mut iter = match recycled {
+            Some(iter) => iter,
+            None => self.view_iterator()?,
+        };
+        let mut upper = Vec::with_capacity(doc_key.len() + 1);
+        upper.extend_from_slice(doc_key);
+        upper.push(0xFF);
+        iter.reset(Some(doc_key), Some(&upper))?;
+        Ok(DocView {
+            iter,
+            opts,
+            root: None,
+            db: self,
+        })
+    }
+
+    /// An iterator for [`Self::view_reusing`]: unbounded, each view narrowing it to one
+    /// document, and using DocKey prefix bloom filters where the engine has them.
+    pub fn view_iterator(&self) -> Result<E::Iter<'_>> {
+        Ok(self
+            .engine
+            .iterator(IterOptions::new().prefix_same_as_start(true))?)
     }
 
     fn doc_iterator(&self, doc_key: &[u8]) -> Result<E::Iter<'_>> {

@@ -18,6 +18,7 @@ use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
 use crate::pubsub::Subscriber;
 use crate::session::Session;
+use crate::store::IterSlot;
 
 /// Bytes of free buffer space kept before each socket read.
 const READ_CHUNK: usize = 16 * 1024;
@@ -166,6 +167,8 @@ fn handle_input<E: Engine>(
     output: &mut Vec<u8>,
 ) -> bool {
     let configured = core.config().limits;
+    // One engine iterator for every command of this read's requests.
+    let iters = IterSlot::new();
     let mut consumed = 0;
     let mut close = false;
     while consumed < input.len() {
@@ -182,7 +185,7 @@ fn handle_input<E: Engine>(
                 if args.is_empty() {
                     continue;
                 }
-                for reply in execute(core, session, &args) {
+                for reply in execute(core, session, &args, &iters) {
                     reply.encode_to(output);
                 }
                 if session.quit {

@@ -9,6 +9,7 @@
 //! Beyond YEDIS, lists keep their length in a `%` counter subkey as sorted sets do, so that
 //! `LPUSH` can return it without reading the list.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, RwLock};
 
@@ -264,11 +265,27 @@ impl<E: Engine> Store<E> {
     }
 
     /// Reads as of `ht` that share one iterator per document (see [`Reads`]).
-    pub fn reads(&self, ht: HybridTime) -> Reads<'_, E> {
+    pub fn reads(&self, ht: HybridTime) -> Reads<'_, '_, E> {
         Reads {
             db: &self.db,
             ht,
             view: None,
+            slot: None,
+        }
+    }
+
+    /// Like [`Self::reads`], taking its engine iterator from `slot` and returning it there
+    /// when done, so that the commands of one batch of requests share one iterator.
+    pub fn reads_with<'s, 'c>(
+        &'c self,
+        ht: HybridTime,
+        slot: &'s IterSlot<'c, E>,
+    ) -> Reads<'s, 'c, E> {
+        Reads {
+            db: &self.db,
+            ht,
+            view: None,
+            slot: Some(slot),
         }
     }
 
@@ -419,26 +436,65 @@ impl<E: Engine> Store<E> {
     }
 }
 
-/// A command's reads at one time. Consecutive lookups in the same document (the type check,
-/// then fields or members) share one engine iterator and read the root once.
-pub struct Reads<'a, E: Engine> {
-    db: &'a DocDb<E>,
-    ht: HybridTime,
-    view: Option<(Vec<u8>, DocView<'a, E>)>,
+/// An engine iterator kept between commands (one batch of requests from a connection):
+/// each document a command reads re-aims it ([`DocDb::view_reusing`]) instead of building
+/// one. Keep it no longer than the batch: between reads it holds RocksDB's view of the
+/// memtables and files it last read.
+pub struct IterSlot<'c, E: Engine + 'c>(RefCell<Option<E::Iter<'c>>>);
+
+impl<'c, E: Engine + 'c> IterSlot<'c, E> {
+    /// An empty slot.
+    pub fn new() -> Self {
+        IterSlot(RefCell::new(None))
+    }
 }
 
-impl<'a, E: Engine> Reads<'a, E> {
+impl<'c, E: Engine + 'c> Default for IterSlot<'c, E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A command's reads at one time. Consecutive lookups in the same document (the type check,
+/// then fields or members) share one engine iterator and read the root once; with an
+/// [`IterSlot`], documents and commands share it too.
+pub struct Reads<'s, 'c, E: Engine> {
+    db: &'c DocDb<E>,
+    ht: HybridTime,
+    view: Option<(Vec<u8>, DocView<'c, E>)>,
+    slot: Option<&'s IterSlot<'c, E>>,
+}
+
+impl<E: Engine> Drop for Reads<'_, '_, E> {
+    fn drop(&mut self) {
+        if let (Some(slot), Some((_, view))) = (self.slot, self.view.take()) {
+            *slot.0.borrow_mut() = Some(view.into_iterator());
+        }
+    }
+}
+
+impl<'c, E: Engine> Reads<'_, 'c, E> {
     /// The read time.
     pub fn time(&self) -> HybridTime {
         self.ht
     }
 
-    fn view(&mut self, path: &[u8]) -> CmdResult<&mut DocView<'a, E>> {
+    fn view(&mut self, path: &[u8]) -> CmdResult<&mut DocView<'c, E>> {
         let doc_len = DocKey::encoded_len(path).map_err(docdb::Error::from)?;
         let doc_key = &path[..doc_len];
         let reuse = matches!(&self.view, Some((key, _)) if key.as_slice() == doc_key);
         if !reuse {
-            let view = self.db.view(doc_key, ReadOptions::at(self.ht))?;
+            let opts = ReadOptions::at(self.ht);
+            let view = match self.slot {
+                Some(slot) => {
+                    let recycled = match self.view.take() {
+                        Some((_, view)) => Some(view.into_iterator()),
+                        None => slot.0.borrow_mut().take(),
+                    };
+                    self.db.view_reusing(recycled, doc_key, opts)?
+                }
+                None => self.db.view(doc_key, opts)?,
+            };
             self.view = Some((doc_key.to_vec(), view));
         }
         match &mut self.view {

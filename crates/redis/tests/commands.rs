@@ -10,6 +10,7 @@ use docdb::{DocDb, DocDbOptions, GcPolicy};
 use docdb_redis::cmd::execute;
 use docdb_redis::pubsub::Subscriber;
 use docdb_redis::session::Session;
+use docdb_redis::store::IterSlot;
 use docdb_redis::{Core, Frame, RuntimeConfig, Store};
 use engine::MemEngine;
 
@@ -54,7 +55,7 @@ impl Fixture {
             .split_whitespace()
             .map(|a| a.as_bytes().to_vec())
             .collect();
-        let mut replies = execute(&self.core, &mut self.session, &args);
+        let mut replies = execute(&self.core, &mut self.session, &args, &IterSlot::new());
         assert_eq!(replies.len(), 1, "{command}: {replies:?}");
         replies.remove(0)
     }

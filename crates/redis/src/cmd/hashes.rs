@@ -56,7 +56,7 @@ pub(super) fn ensure_root<E: Engine>(
 
 /// Whether member `name` is live in the existing collection at `dk`.
 pub(super) fn has_member<E: Engine>(
-    r: &mut Reads<'_, E>,
+    r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     name: &[u8],
 ) -> CmdResult<bool> {
@@ -66,7 +66,7 @@ pub(super) fn has_member<E: Engine>(
 /// Tombstones the live `names` of the collection at `dk`, and the root too when nothing
 /// else is left (Redis has no empty collections). Returns how many were removed.
 pub(super) fn remove_members<E: Engine>(
-    r: &mut Reads<'_, E>,
+    r: &mut Reads<'_, '_, E>,
     batch: &mut DocWriteBatch<'_, E>,
     dk: &[u8],
     names: &[Vec<u8>],
@@ -97,10 +97,10 @@ pub(super) fn remove_members<E: Engine>(
 
 /// The live members of a collection of `kind` at argument 1: `(name, value)` in key order.
 pub(super) fn members<E: Engine>(
-    ctx: &Ctx<'_, E>,
+    ctx: &Ctx<'_, '_, E>,
     kind: RedisType,
 ) -> CmdResult<Vec<(Vec<u8>, SubDocument)>> {
-    let mut r = ctx.store().reads(ctx.read_time());
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, kind)?.is_none() {
         return Ok(Vec::new());
@@ -129,7 +129,7 @@ pub(super) fn leaf_bytes(doc: &SubDocument) -> Vec<u8> {
 /// HSCAN/SSCAN: the whole collection in one reply (cursor 0), as Redis does for small
 /// collections; MATCH filters, COUNT is a hint.
 pub(super) fn scan_members<E: Engine>(
-    ctx: &mut Ctx<'_, E>,
+    ctx: &mut Ctx<'_, '_, E>,
     kind: RedisType,
     with_values: bool,
 ) -> CmdResult<Frame> {
@@ -147,7 +147,7 @@ pub(super) fn scan_members<E: Engine>(
     Ok(scan_reply(0, items))
 }
 
-fn hset_generic<E: Engine>(ctx: &mut Ctx<'_, E>, name: &str) -> CmdResult<i64> {
+fn hset_generic<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &str) -> CmdResult<i64> {
     if !ctx.args.len().is_multiple_of(2) {
         return Err(wrong_arity(name));
     }
@@ -155,7 +155,7 @@ fn hset_generic<E: Engine>(ctx: &mut Ctx<'_, E>, name: &str) -> CmdResult<i64> {
     let store = ctx.store();
     let pairs = &ctx.args[2..];
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         let info = r.typed(&dk, RedisType::Hash)?;
         ensure_root(batch, &dk, &info, RedisType::Hash)?;
         let mut added = HashSet::new();
@@ -174,17 +174,17 @@ fn hset_generic<E: Engine>(ctx: &mut Ctx<'_, E>, name: &str) -> CmdResult<i64> {
     })
 }
 
-fn hset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     hset_generic(ctx, "hset").map(Frame::Integer)
 }
 
-fn hmset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hmset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     hset_generic(ctx, "hmset").map(|_| ok())
 }
 
 /// The value of field `field` of the hash at argument 1, as of the read time.
-fn field<E: Engine>(ctx: &Ctx<'_, E>, field: &[u8]) -> CmdResult<Option<Vec<u8>>> {
-    let mut r = ctx.store().reads(ctx.read_time());
+fn field<E: Engine>(ctx: &Ctx<'_, '_, E>, field: &[u8]) -> CmdResult<Option<Vec<u8>>> {
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::Hash)?.is_none() {
         return Ok(None);
@@ -193,12 +193,12 @@ fn field<E: Engine>(ctx: &Ctx<'_, E>, field: &[u8]) -> CmdResult<Option<Vec<u8>>
         .map(|rec| primitive_bytes(&rec.payload)))
 }
 
-fn hget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hget<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(bulk_or_null(field(ctx, ctx.arg(2))?))
 }
 
-fn hmget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let mut r = ctx.store().reads(ctx.read_time());
+fn hmget<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     let exists = r.typed(&dk, RedisType::Hash)?.is_some();
     let mut out = Vec::new();
@@ -214,7 +214,7 @@ fn hmget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(Frame::Array(out))
 }
 
-fn hgetall<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hgetall<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let mut out = Vec::new();
     for (name, value) in members(ctx, RedisType::Hash)? {
         out.push(name);
@@ -223,12 +223,12 @@ fn hgetall<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(bulk_array(out))
 }
 
-fn hdel<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hdel<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     let names = &ctx.args[2..];
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::Hash)?.is_none() {
             return Ok(Frame::Integer(0));
         }
@@ -236,21 +236,21 @@ fn hdel<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn hexists<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hexists<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(i64::from(field(ctx, ctx.arg(2))?.is_some())))
 }
 
-fn hlen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hlen<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(members(ctx, RedisType::Hash)?.len() as i64))
 }
 
-fn hkeys<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hkeys<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(bulk_array(
         members(ctx, RedisType::Hash)?.into_iter().map(|(n, _)| n),
     ))
 }
 
-fn hvals<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hvals<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(bulk_array(
         members(ctx, RedisType::Hash)?
             .into_iter()
@@ -258,19 +258,19 @@ fn hvals<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     ))
 }
 
-fn hstrlen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hstrlen<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(
         field(ctx, ctx.arg(2))?.map_or(0, |v| v.len() as i64),
     ))
 }
 
-fn hincrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hincrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let delta = int_arg(ctx.arg(3))?;
     let dk = ctx.key(1);
     let name = ctx.arg(2).to_vec();
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         let info = r.typed(&dk, RedisType::Hash)?;
         let path = member_path(&dk, &name);
         let current = match &info {
@@ -295,6 +295,6 @@ fn hincrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn hscan<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     scan_members(ctx, RedisType::Hash, true)
 }

@@ -38,12 +38,12 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     ]
 }
 
-fn del<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn del<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let keys: Vec<Vec<u8>> = (1..ctx.args.len()).map(|i| ctx.key(i)).collect();
     ctx.store().write(|batch, ht| {
         let mut removed = 0;
         for dk in dedup(keys) {
-            if ctx.store().key_info(&dk, ht)?.is_some() {
+            if ctx.key_info(&dk, ht)?.is_some() {
                 batch.set_encoded_path(dk, Value::tombstone())?;
                 removed += 1;
             }
@@ -60,17 +60,17 @@ fn dedup(keys: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn exists<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn exists<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let ht = ctx.read_time();
     let mut count = 0;
     for i in 1..ctx.args.len() {
-        count += i64::from(ctx.store().key_info(&ctx.key(i), ht)?.is_some());
+        count += i64::from(ctx.key_info(&ctx.key(i), ht)?.is_some());
     }
     Ok(Frame::Integer(count))
 }
 
-fn key_type<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let info = ctx.store().key_info(&ctx.key(1), ctx.read_time())?;
+fn key_type<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let info = ctx.key_info(&ctx.key(1), ctx.read_time())?;
     Ok(Frame::Simple(
         info.map_or("none", |i| i.kind.name()).to_string(),
     ))
@@ -125,7 +125,7 @@ fn parse_condition(args: &[Vec<u8>]) -> CmdResult<Condition> {
 
 /// EXPIRE and friends: `unit_ms` is 1000 for seconds; `absolute` for the AT forms.
 fn expire_generic<E: Engine>(
-    ctx: &mut Ctx<'_, E>,
+    ctx: &mut Ctx<'_, '_, E>,
     unit_ms: i64,
     absolute: bool,
 ) -> CmdResult<Frame> {
@@ -136,7 +136,7 @@ fn expire_generic<E: Engine>(
     let ms = amount.checked_mul(unit_ms).ok_or_else(invalid)?;
     let dk = ctx.key(1);
     ctx.store().write(|batch, ht| {
-        let Some(info) = ctx.store().key_info(&dk, ht)? else {
+        let Some(info) = ctx.key_info(&dk, ht)? else {
             return Ok(Frame::Integer(0));
         };
         let now_ms = i64::try_from(ht.physical_micros() / 1000).unwrap_or(i64::MAX);
@@ -166,26 +166,26 @@ fn expire_generic<E: Engine>(
     })
 }
 
-fn expire<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn expire<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     expire_generic(ctx, 1000, false)
 }
 
-fn pexpire<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn pexpire<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     expire_generic(ctx, 1, false)
 }
 
-fn expireat<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn expireat<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     expire_generic(ctx, 1000, true)
 }
 
-fn pexpireat<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn pexpireat<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     expire_generic(ctx, 1, true)
 }
 
 /// Milliseconds left, -1 without TTL, -2 without key.
-fn ttl_ms<E: Engine>(ctx: &Ctx<'_, E>) -> CmdResult<i64> {
+fn ttl_ms<E: Engine>(ctx: &Ctx<'_, '_, E>) -> CmdResult<i64> {
     let ht = ctx.read_time();
-    let Some(info) = ctx.store().key_info(&ctx.key(1), ht)? else {
+    let Some(info) = ctx.key_info(&ctx.key(1), ht)? else {
         return Ok(-2);
     };
     Ok(match info.expires_at {
@@ -194,38 +194,36 @@ fn ttl_ms<E: Engine>(ctx: &Ctx<'_, E>) -> CmdResult<i64> {
     })
 }
 
-fn ttl<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn ttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let ms = ttl_ms(ctx)?;
     Ok(Frame::Integer(if ms < 0 { ms } else { (ms + 500) / 1000 }))
 }
 
-fn pttl<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn pttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(ttl_ms(ctx)?))
 }
 
-fn persist<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn persist<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
-    ctx.store()
-        .write(|batch, ht| match ctx.store().key_info(&dk, ht)? {
-            Some(info) if info.expires_at.is_some() => {
-                batch.expire_encoded(dk, None)?;
-                Ok(Frame::Integer(1))
-            }
-            _ => Ok(Frame::Integer(0)),
-        })
+    ctx.store().write(|batch, ht| match ctx.key_info(&dk, ht)? {
+        Some(info) if info.expires_at.is_some() => {
+            batch.expire_encoded(dk, None)?;
+            Ok(Frame::Integer(1))
+        }
+        _ => Ok(Frame::Integer(0)),
+    })
 }
 
-fn rename<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn rename<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let (src, dst) = (ctx.key(1), ctx.key(2));
     ctx.store().write(|batch, ht| {
-        let Some(info) = ctx.store().key_info(&src, ht)? else {
+        let Some(info) = ctx.key_info(&src, ht)? else {
             return Err(CmdError::err("no such key"));
         };
         if src == dst {
             return Ok(ok());
         }
         let doc = ctx
-            .store()
             .reads(ht)
             .document(&src)?
             .ok_or_else(|| CmdError::err("no such key"))?;
@@ -293,7 +291,7 @@ fn write_leaves<E: Engine>(
     Ok(())
 }
 
-fn keys<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn keys<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let pattern = ctx.arg(1).to_vec();
     let mut names = Vec::new();
     ctx.store()
@@ -309,7 +307,7 @@ fn keys<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 /// SCAN cursors are hash slots: a call returns whole slots until COUNT keys are found, and
 /// the cursor is the next slot to visit (0 when done). Stateless, so it survives restarts,
 /// and every key present throughout is returned.
-fn scan<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn scan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let cursor = std::str::from_utf8(ctx.arg(1))
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
@@ -418,7 +416,7 @@ impl ScanArgs {
     }
 }
 
-fn dbsize<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn dbsize<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let mut count = 0;
     ctx.store()
         .scan_keys(ctx.db(), None, ctx.read_time(), |_, _, _| {
@@ -428,7 +426,7 @@ fn dbsize<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(count))
 }
 
-fn check_flush_args<E: Engine>(ctx: &Ctx<'_, E>) -> CmdResult<()> {
+fn check_flush_args<E: Engine>(ctx: &Ctx<'_, '_, E>) -> CmdResult<()> {
     match ctx.args.len() {
         1 => Ok(()),
         2 if is(ctx.arg(1), "sync") || is(ctx.arg(1), "async") => Ok(()),
@@ -436,13 +434,13 @@ fn check_flush_args<E: Engine>(ctx: &Ctx<'_, E>) -> CmdResult<()> {
     }
 }
 
-fn flushdb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn flushdb<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     check_flush_args(ctx)?;
     ctx.store().flush_db(ctx.db())?;
     Ok(ok())
 }
 
-fn flushall<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn flushall<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     check_flush_args(ctx)?;
     for db in ctx.store().db_ids() {
         ctx.store().flush_db(db)?;
@@ -450,7 +448,7 @@ fn flushall<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(ok())
 }
 
-fn select<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn select<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
     let Some(id) = ctx.store().db_id(&name) else {
         return Err(if name.parse::<i64>().is_ok() {
@@ -464,7 +462,7 @@ fn select<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(ok())
 }
 
-fn createdb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn createdb<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let name = db_name_arg(ctx.arg(1))?;
     if !ctx.store().create_db(&name)? {
         return Err(CmdError::err(format!("database '{name}' already exists")));
@@ -472,7 +470,7 @@ fn createdb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(ok())
 }
 
-fn deletedb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn deletedb<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let name = db_name_arg(ctx.arg(1))?;
     if ctx
         .store()
@@ -504,7 +502,7 @@ fn db_name_arg(arg: &[u8]) -> CmdResult<String> {
     Ok(name.to_string())
 }
 
-fn listdb<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn listdb<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(bulk_array(
         ctx.store().db_names().into_iter().map(String::into_bytes),
     ))

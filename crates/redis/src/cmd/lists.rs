@@ -33,7 +33,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     ]
 }
 
-fn length<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8]) -> CmdResult<i64> {
+fn length<E: Engine>(r: &mut Reads<'_, '_, E>, dk: &[u8]) -> CmdResult<i64> {
     let path = store::path(dk, &[KeyEntryValue::Counter]);
     Ok(match r.child_record(&path)? {
         Some(record) => match record.payload {
@@ -44,7 +44,7 @@ fn length<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8]) -> CmdResult<i64> {
     })
 }
 
-fn push<E: Engine>(ctx: &mut Ctx<'_, E>, front: bool) -> CmdResult<Frame> {
+fn push<E: Engine>(ctx: &mut Ctx<'_, '_, E>, front: bool) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     let mut values: Vec<PrimitiveValue> = ctx.args[2..]
@@ -56,7 +56,7 @@ fn push<E: Engine>(ctx: &mut Ctx<'_, E>, front: bool) -> CmdResult<Frame> {
         values.reverse();
     }
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         let info = r.typed(&dk, RedisType::List)?;
         let len = match &info {
             Some(_) => length(&mut r, &dk)?,
@@ -75,11 +75,11 @@ fn push<E: Engine>(ctx: &mut Ctx<'_, E>, front: bool) -> CmdResult<Frame> {
     })
 }
 
-fn lpush<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn lpush<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     push(ctx, true)
 }
 
-fn rpush<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn rpush<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     push(ctx, false)
 }
 
@@ -109,7 +109,7 @@ fn element_range(low: i64, high: i64, reverse: bool, limit: Option<usize>) -> Ch
 /// bounds unless reading the past (DOCDB.ASOF).
 fn elements<E: Engine>(
     store: &Store<E>,
-    r: &mut Reads<'_, E>,
+    r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     from_back: bool,
     limit: Option<usize>,
@@ -130,7 +130,7 @@ fn elements<E: Engine>(
         .collect())
 }
 
-fn pop<E: Engine>(ctx: &mut Ctx<'_, E>, from_back: bool) -> CmdResult<Frame> {
+fn pop<E: Engine>(ctx: &mut Ctx<'_, '_, E>, from_back: bool) -> CmdResult<Frame> {
     if ctx.args.len() > 3 {
         return Err(CmdError::Syntax);
     }
@@ -138,7 +138,7 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, E>, from_back: bool) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::List)?.is_none() {
             return Ok(match count {
                 Some(_) => Frame::NullArray,
@@ -181,16 +181,16 @@ fn remove_elements<E: Engine>(
     Ok(())
 }
 
-fn lpop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn lpop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     pop(ctx, false)
 }
 
-fn rpop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn rpop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     pop(ctx, true)
 }
 
-fn llen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let mut r = ctx.store().reads(ctx.read_time());
+fn llen<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::List)?.is_none() {
         return Ok(Frame::Integer(0));
@@ -201,8 +201,8 @@ fn llen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 /// Elements at positions `from..=to` (0-based, within the length `len`), read from the
 /// nearer end.
 fn slice<E: Engine>(
-    ctx: &Ctx<'_, E>,
-    r: &mut Reads<'_, E>,
+    ctx: &Ctx<'_, '_, E>,
+    r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     from: usize,
     to: usize,
@@ -219,9 +219,9 @@ fn slice<E: Engine>(
     }
 }
 
-fn lrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn lrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
-    let mut r = ctx.store().reads(ctx.read_time());
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::List)?.is_none() {
         return Ok(Frame::Array(Vec::new()));
@@ -240,8 +240,8 @@ fn position(index: i64, len: i64) -> Option<usize> {
     (0..len).contains(&pos).then_some(pos as usize)
 }
 
-fn lindex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let mut r = ctx.store().reads(ctx.read_time());
+fn lindex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     // Redis looks at the key before the index.
     if r.typed(&dk, RedisType::List)?.is_none() {
@@ -258,13 +258,13 @@ fn lindex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
         .map_or(Frame::Null, |(_, doc)| Frame::Bulk(leaf_bytes(doc))))
 }
 
-fn lset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn lset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let value = ctx.arg(3).to_vec();
     let index_arg = ctx.arg(2);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::List)?.is_none() {
             return Err(CmdError::err("no such key"));
         }
@@ -281,13 +281,13 @@ fn lset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn lrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn lrem<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let count = int_arg(ctx.arg(2))?;
     let dk = ctx.key(1);
     let needle = ctx.arg(3).to_vec();
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::List)?.is_none() {
             return Ok(Frame::Integer(0));
         }

@@ -19,7 +19,7 @@ use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::session::Session;
-use crate::store::{DbId, Store};
+use crate::store::{DbId, IterSlot, KeyInfo, Reads, RedisType, Store};
 
 /// A command writes.
 pub const WRITE: u8 = 1;
@@ -33,7 +33,7 @@ pub const PUBSUB: u8 = 8;
 pub const ADMIN: u8 = 16;
 
 /// A command handler.
-pub type Handler<E> = fn(&mut Ctx<'_, E>) -> CmdResult<Frame>;
+pub type Handler<E> = fn(&mut Ctx<'_, '_, E>) -> CmdResult<Frame>;
 
 /// One command of the table.
 pub struct Spec<E: Engine> {
@@ -151,9 +151,11 @@ impl<E: Engine> Default for Table<E> {
 }
 
 /// What a handler works with: the server, the connection, and the request.
-pub struct Ctx<'a, E: Engine> {
+pub struct Ctx<'a, 'c, E: Engine> {
     /// Server-wide state.
-    pub core: &'a Core<E>,
+    pub core: &'c Core<E>,
+    /// The engine iterator the requests of this batch share.
+    pub iters: &'a IterSlot<'c, E>,
     /// The connection.
     pub session: &'a mut Session,
     /// The request: command name, then arguments.
@@ -164,10 +166,30 @@ pub struct Ctx<'a, E: Engine> {
     pub as_of: Option<HybridTime>,
 }
 
-impl<'a, E: Engine> Ctx<'a, E> {
+impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
     /// The store.
-    pub fn store(&self) -> &'a Store<E> {
+    pub fn store(&self) -> &'c Store<E> {
         &self.core.store
+    }
+
+    /// Reads as of `ht`, on the batch's shared iterator.
+    pub fn reads(&self, ht: HybridTime) -> Reads<'a, 'c, E> {
+        self.core.store.reads_with(ht, self.iters)
+    }
+
+    /// The live key at `doc_key` as of `ht`, or `None`.
+    pub fn key_info(&self, doc_key: &[u8], ht: HybridTime) -> CmdResult<Option<KeyInfo>> {
+        self.reads(ht).key_info(doc_key)
+    }
+
+    /// The live key of type `kind` at `doc_key`, `None` if absent, WRONGTYPE if another type.
+    pub fn typed(
+        &self,
+        doc_key: &[u8],
+        kind: RedisType,
+        ht: HybridTime,
+    ) -> CmdResult<Option<KeyInfo>> {
+        self.reads(ht).typed(doc_key, kind)
     }
 
     /// Argument `i` (0 is the command name).
@@ -198,9 +220,15 @@ impl<'a, E: Engine> Ctx<'a, E> {
 
 /// Runs one request and returns its reply (errors included). `out` receives replies sent
 /// before it (SUBSCRIBE's).
-pub fn execute<E: Engine>(core: &Core<E>, session: &mut Session, args: &[Vec<u8>]) -> Vec<Frame> {
+pub fn execute<'c, E: Engine>(
+    core: &'c Core<E>,
+    session: &mut Session,
+    args: &[Vec<u8>],
+    iters: &IterSlot<'c, E>,
+) -> Vec<Frame> {
     let mut ctx = Ctx {
         core,
+        iters,
         session,
         args,
         early: Vec::new(),
@@ -212,7 +240,7 @@ pub fn execute<E: Engine>(core: &Core<E>, session: &mut Session, args: &[Vec<u8>
     replies
 }
 
-fn dispatch<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let Some(spec) = ctx.core.table.get(&ctx.args[0]) else {
         return Err(unknown_command(ctx.args));
     };
@@ -271,7 +299,7 @@ pub fn wrong_arity(name: &str) -> CmdError {
 
 /// Runs the read-only command in `args` as of `ht` (DOCDB.ASOF).
 pub fn execute_as_of<E: Engine>(
-    ctx: &mut Ctx<'_, E>,
+    ctx: &mut Ctx<'_, '_, E>,
     ht: HybridTime,
     args: &[Vec<u8>],
 ) -> CmdResult<Frame> {
@@ -289,6 +317,7 @@ pub fn execute_as_of<E: Engine>(
     }
     let mut inner = Ctx {
         core: ctx.core,
+        iters: ctx.iters,
         session: &mut *ctx.session,
         args,
         early: Vec::new(),
@@ -319,7 +348,7 @@ pub fn spec<E: Engine>(
 /// Redis's "must be positive" error; so is a count that is not an integer, for the list pops
 /// (`range_error_if_not_integer`), where Redis words it that way too.
 pub fn pop_count<E: Engine>(
-    ctx: &Ctx<'_, E>,
+    ctx: &Ctx<'_, '_, E>,
     range_error_if_not_integer: bool,
 ) -> CmdResult<Option<usize>> {
     let out_of_range = || CmdError::err("value is out of range, must be positive");

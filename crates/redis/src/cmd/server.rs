@@ -44,7 +44,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     ]
 }
 
-fn ping<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn ping<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if ctx.args.len() > 2 {
         return Err(super::wrong_arity("ping"));
     }
@@ -55,18 +55,18 @@ fn ping<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(message.map_or_else(|| Frame::Simple("PONG".into()), Frame::Bulk))
 }
 
-fn echo<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn echo<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Bulk(ctx.arg(1).to_vec()))
 }
 
-fn quit<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn quit<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.session.quit = true;
     Ok(ok())
 }
 
 /// Checks a password (and user name, which must be `default`) against `requirepass`.
 fn check_password<E: Engine>(
-    ctx: &mut Ctx<'_, E>,
+    ctx: &mut Ctx<'_, '_, E>,
     user: Option<&[u8]>,
     pass: &[u8],
 ) -> CmdResult<()> {
@@ -94,7 +94,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn auth<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn auth<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     match ctx.args.len() {
         2 => check_password(ctx, None, &ctx.args[1].clone())?,
         3 => {
@@ -106,7 +106,7 @@ fn auth<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(ok())
 }
 
-fn hello<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let args = ctx.args;
     if let Some(version) = args.get(1) {
         match int_arg(version) {
@@ -183,7 +183,7 @@ fn command_info<E: Engine>(spec: &Spec<E>) -> Frame {
     ])
 }
 
-fn command<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let table = &ctx.core.table;
     let Some(sub) = ctx.args.get(1) else {
         return Ok(Frame::Array(table.all().map(command_info).collect()));
@@ -213,7 +213,7 @@ fn unknown_subcommand(sub: &[u8], command: &str) -> CmdError {
     ))
 }
 
-fn info<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let section = ctx.args.get(1).map(|s| s.to_ascii_lowercase());
     let wants = |name: &str| {
         section.as_deref().is_none_or(|s| {
@@ -301,7 +301,7 @@ pub fn resident_memory() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn set_name<E: Engine>(ctx: &mut Ctx<'_, E>, name: &[u8]) -> CmdResult<()> {
+fn set_name<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &[u8]) -> CmdResult<()> {
     if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
         return Err(CmdError::err(
             "Client names cannot contain spaces, newlines or special characters.",
@@ -311,7 +311,7 @@ fn set_name<E: Engine>(ctx: &mut Ctx<'_, E>, name: &[u8]) -> CmdResult<()> {
     Ok(())
 }
 
-fn client<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let sub = ctx.arg(1).to_ascii_lowercase();
     match (sub.as_slice(), ctx.args.len()) {
         (b"setname", 3) => {
@@ -368,7 +368,7 @@ fn settings(config: &RuntimeConfig, history_secs: u64) -> Vec<(&'static str, Str
     ]
 }
 
-fn config<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn config<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let sub = ctx.arg(1).to_ascii_lowercase();
     match sub.as_slice() {
         b"get" if ctx.args.len() >= 3 => {
@@ -401,7 +401,7 @@ fn config<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     }
 }
 
-fn config_set<E: Engine>(ctx: &Ctx<'_, E>, name: &[u8], value: &[u8]) -> CmdResult<()> {
+fn config_set<E: Engine>(ctx: &Ctx<'_, '_, E>, name: &[u8], value: &[u8]) -> CmdResult<()> {
     let text = String::from_utf8_lossy(value).into_owned();
     let name_text = String::from_utf8_lossy(name).to_ascii_lowercase();
     let bad = || {
@@ -446,7 +446,7 @@ fn config_set<E: Engine>(ctx: &Ctx<'_, E>, name: &[u8], value: &[u8]) -> CmdResu
     Ok(())
 }
 
-fn role<E: Engine>(_ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn role<E: Engine>(_ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Array(vec![
         Frame::Bulk(b"master".to_vec()),
         Frame::Integer(0),
@@ -454,20 +454,20 @@ fn role<E: Engine>(_ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     ]))
 }
 
-fn monitor<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn monitor<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.core
         .broker
         .add_monitor(ctx.session.id, &ctx.session.push);
     Ok(ok())
 }
 
-fn publish<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn publish<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(
         ctx.core.broker.publish(ctx.arg(1), ctx.arg(2)),
     ))
 }
 
-fn subscription_count<E: Engine>(ctx: &Ctx<'_, E>) -> i64 {
+fn subscription_count<E: Engine>(ctx: &Ctx<'_, '_, E>) -> i64 {
     (ctx.session.channels.len() + ctx.session.patterns.len()) as i64
 }
 
@@ -480,7 +480,7 @@ fn confirm(kind: &str, name: Option<Vec<u8>>, count: i64) -> Frame {
 }
 
 /// SUBSCRIBE/PSUBSCRIBE: one confirmation per name; the last is the command's reply.
-fn subscribe_generic<E: Engine>(ctx: &mut Ctx<'_, E>, pattern: bool) -> CmdResult<Frame> {
+fn subscribe_generic<E: Engine>(ctx: &mut Ctx<'_, '_, E>, pattern: bool) -> CmdResult<Frame> {
     let kind = if pattern { "psubscribe" } else { "subscribe" };
     let mut replies = Vec::new();
     for name in &ctx.args[1..] {
@@ -498,7 +498,7 @@ fn subscribe_generic<E: Engine>(ctx: &mut Ctx<'_, E>, pattern: bool) -> CmdResul
     finish_replies(ctx, replies)
 }
 
-fn unsubscribe_generic<E: Engine>(ctx: &mut Ctx<'_, E>, pattern: bool) -> CmdResult<Frame> {
+fn unsubscribe_generic<E: Engine>(ctx: &mut Ctx<'_, '_, E>, pattern: bool) -> CmdResult<Frame> {
     let kind = if pattern {
         "punsubscribe"
     } else {
@@ -529,29 +529,32 @@ fn unsubscribe_generic<E: Engine>(ctx: &mut Ctx<'_, E>, pattern: bool) -> CmdRes
 }
 
 /// Sends all but the last reply early and returns the last.
-fn finish_replies<E: Engine>(ctx: &mut Ctx<'_, E>, mut replies: Vec<Frame>) -> CmdResult<Frame> {
+fn finish_replies<E: Engine>(
+    ctx: &mut Ctx<'_, '_, E>,
+    mut replies: Vec<Frame>,
+) -> CmdResult<Frame> {
     let last = replies.pop().unwrap_or(Frame::Null);
     ctx.early.extend(replies);
     Ok(last)
 }
 
-fn subscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn subscribe<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     subscribe_generic(ctx, false)
 }
 
-fn unsubscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn unsubscribe<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     unsubscribe_generic(ctx, false)
 }
 
-fn psubscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn psubscribe<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     subscribe_generic(ctx, true)
 }
 
-fn punsubscribe<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn punsubscribe<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     unsubscribe_generic(ctx, true)
 }
 
-fn pubsub<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn pubsub<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let broker = &ctx.core.broker;
     let sub = ctx.arg(1).to_ascii_lowercase();
     match sub.as_slice() {
@@ -572,7 +575,7 @@ fn pubsub<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 /// DOCDB.ASOF <unix-µs> <read command ...>: the command as of that time.
-fn asof<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn asof<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let micros = int_arg(ctx.arg(1))?;
     let micros = u64::try_from(micros)
         .map_err(|_| CmdError::err("DOCDB.ASOF time must be unix microseconds"))?;

@@ -25,12 +25,12 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     ]
 }
 
-fn sadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn sadd<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     let names = &ctx.args[2..];
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         let info = r.typed(&dk, RedisType::Set)?;
         ensure_root(batch, &dk, &info, RedisType::Set)?;
         let mut added = HashSet::new();
@@ -47,12 +47,12 @@ fn sadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn srem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn srem<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     let names = &ctx.args[2..];
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::Set)?.is_none() {
             return Ok(Frame::Integer(0));
         }
@@ -60,26 +60,26 @@ fn srem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn smembers<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn smembers<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(bulk_array(
         members(ctx, RedisType::Set)?.into_iter().map(|(n, _)| n),
     ))
 }
 
-fn sismember<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let mut r = ctx.store().reads(ctx.read_time());
+fn sismember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     let found = r.typed(&dk, RedisType::Set)?.is_some() && has_member(&mut r, &dk, ctx.arg(2))?;
     Ok(Frame::Integer(i64::from(found)))
 }
 
-fn scard<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn scard<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(members(ctx, RedisType::Set)?.len() as i64))
 }
 
 /// SPOP: members taken from a random point of the member order (wrapping around), so that
 /// repeated pops spread over the set instead of walking past earlier pops' tombstones.
-fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn spop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if ctx.args.len() > 3 {
         return Err(CmdError::Syntax);
     }
@@ -87,7 +87,7 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::Set)?.is_none() {
             return Ok(match count {
                 Some(_) => Frame::Array(Vec::new()),
@@ -111,7 +111,7 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 }
 
 fn pick<E: Engine>(
-    r: &mut Reads<'_, E>,
+    r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
@@ -140,6 +140,6 @@ fn random_u16(seed: u64) -> u16 {
     (z ^ (z >> 31)) as u16
 }
 
-fn sscan<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn sscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     scan_members(ctx, RedisType::Set, false)
 }

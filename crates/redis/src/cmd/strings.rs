@@ -40,11 +40,15 @@ pub(super) fn string_value(bytes: Vec<u8>, ttl: Option<Ttl>) -> Value {
     Value::with_ttl(PrimitiveValue::String(bytes), ttl)
 }
 
-fn string_at<E: Engine>(ctx: &Ctx<'_, E>, i: usize, ht: HybridTime) -> CmdResult<Option<KeyInfo>> {
-    ctx.store().typed(&ctx.key(i), RedisType::String, ht)
+fn string_at<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    i: usize,
+    ht: HybridTime,
+) -> CmdResult<Option<KeyInfo>> {
+    ctx.typed(&ctx.key(i), RedisType::String, ht)
 }
 
-fn get<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn get<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let info = string_at(ctx, 1, ctx.read_time())?;
     Ok(bulk_or_null(info.map(|i| i.string_value())))
 }
@@ -131,14 +135,14 @@ pub(super) fn ms_until(ht: HybridTime, at_ms: i64) -> i64 {
     at_ms.saturating_sub(now_ms)
 }
 
-fn set<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn set<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let opts = parse_set_options(&ctx.args[3..])?;
     let dk = ctx.key(1);
     let value = ctx.arg(2).to_vec();
     let needs_state = opts.nx || opts.xx || opts.get || matches!(opts.expiry, Expiry::Keep);
     ctx.store().write(|batch, ht| {
         let info = if needs_state {
-            ctx.store().key_info(&dk, ht)?
+            ctx.key_info(&dk, ht)?
         } else {
             None
         };
@@ -173,7 +177,7 @@ fn set<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn set_with_ttl<E: Engine>(ctx: &mut Ctx<'_, E>, unit_ms: i64) -> CmdResult<Frame> {
+fn set_with_ttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>, unit_ms: i64) -> CmdResult<Frame> {
     let n = int_arg(ctx.arg(2))?;
     let name = ctx.name();
     let ms = n
@@ -188,19 +192,19 @@ fn set_with_ttl<E: Engine>(ctx: &mut Ctx<'_, E>, unit_ms: i64) -> CmdResult<Fram
     })
 }
 
-fn setex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn setex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     set_with_ttl(ctx, 1000)
 }
 
-fn psetex<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn psetex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     set_with_ttl(ctx, 1)
 }
 
-fn setnx<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn setnx<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let value = ctx.arg(2).to_vec();
     ctx.store().write(|batch, ht| {
-        if ctx.store().key_info(&dk, ht)?.is_some() {
+        if ctx.key_info(&dk, ht)?.is_some() {
             return Ok(Frame::Integer(0));
         }
         batch.set_encoded_path(dk, string_value(value, None))?;
@@ -208,21 +212,21 @@ fn setnx<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn getset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn getset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let value = ctx.arg(2).to_vec();
     ctx.store().write(|batch, ht| {
-        let old = ctx.store().typed(&dk, RedisType::String, ht)?;
+        let old = ctx.typed(&dk, RedisType::String, ht)?;
         batch.set_encoded_path(dk, string_value(value, None))?;
         Ok(bulk_or_null(old.map(|i| i.string_value())))
     })
 }
 
-fn mget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn mget<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let ht = ctx.read_time();
     let mut values = Vec::with_capacity(ctx.args.len() - 1);
     for i in 1..ctx.args.len() {
-        let info = ctx.store().key_info(&ctx.key(i), ht)?;
+        let info = ctx.key_info(&ctx.key(i), ht)?;
         values.push(match info {
             Some(info) if info.kind == RedisType::String => Frame::Bulk(info.string_value()),
             _ => Frame::Null,
@@ -231,7 +235,7 @@ fn mget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(Frame::Array(values))
 }
 
-fn mset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn mset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if ctx.args.len().is_multiple_of(2) {
         return Err(super::wrong_arity("mset"));
     }
@@ -250,12 +254,12 @@ fn mset<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 /// Read-modify-write of a string: `change` gets the current value (if any) and returns the
 /// new value and the reply. The key's TTL is kept.
 fn modify<E: Engine>(
-    ctx: &mut Ctx<'_, E>,
+    ctx: &mut Ctx<'_, '_, E>,
     change: impl FnOnce(Option<Vec<u8>>) -> CmdResult<(Option<Vec<u8>>, Frame)>,
 ) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     ctx.store().write(|batch, ht| {
-        let info = ctx.store().typed(&dk, RedisType::String, ht)?;
+        let info = ctx.typed(&dk, RedisType::String, ht)?;
         let ttl = info.as_ref().and_then(|i| i.remaining_ttl(ht));
         let (new, reply) = change(info.map(|i| i.string_value()))?;
         if let Some(new) = new {
@@ -265,7 +269,7 @@ fn modify<E: Engine>(
     })
 }
 
-fn append<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn append<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let suffix = ctx.arg(2).to_vec();
     modify(ctx, |old| {
         let mut value = old.unwrap_or_default();
@@ -280,7 +284,7 @@ fn append<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn strlen<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn strlen<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let info = string_at(ctx, 1, ctx.read_time())?;
     Ok(Frame::Integer(
         info.map_or(0, |i| i.string_value().len() as i64),
@@ -303,7 +307,7 @@ pub(super) fn normalize_range(start: i64, end: i64, len: i64) -> Option<(usize, 
     Some((start as usize, end as usize))
 }
 
-fn getrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn getrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let start = int_arg(ctx.arg(2))?;
     let end = int_arg(ctx.arg(3))?;
     let value = string_at(ctx, 1, ctx.read_time())?
@@ -330,7 +334,7 @@ fn string_range(value: &[u8], start: i64, end: i64) -> &[u8] {
     &value[start as usize..=end as usize]
 }
 
-fn setrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn setrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let offset = int_arg(ctx.arg(2))?;
     if offset < 0 {
         return Err(CmdError::err("offset is out of range"));
@@ -356,7 +360,7 @@ fn setrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn incr_by<E: Engine>(ctx: &mut Ctx<'_, E>, delta: i64) -> CmdResult<Frame> {
+fn incr_by<E: Engine>(ctx: &mut Ctx<'_, '_, E>, delta: i64) -> CmdResult<Frame> {
     modify(ctx, |old| {
         let current = match old {
             Some(bytes) => parse_i64(&bytes).ok_or(CmdError::NotInteger)?,
@@ -367,20 +371,20 @@ fn incr_by<E: Engine>(ctx: &mut Ctx<'_, E>, delta: i64) -> CmdResult<Frame> {
     })
 }
 
-fn incr<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn incr<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     incr_by(ctx, 1)
 }
 
-fn decr<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn decr<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     incr_by(ctx, -1)
 }
 
-fn incrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn incrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let delta = int_arg(ctx.arg(2))?;
     incr_by(ctx, delta)
 }
 
-fn decrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn decrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let delta = int_arg(ctx.arg(2))?;
     let negated = delta
         .checked_neg()
@@ -388,7 +392,7 @@ fn decrby<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     incr_by(ctx, negated)
 }
 
-fn incrbyfloat<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn incrbyfloat<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let increment = ctx.arg(2).to_vec();
     modify(ctx, |old| {
         let current = old.unwrap_or_else(|| b"0".to_vec());

@@ -35,7 +35,7 @@ fn entry_path(dk: &[u8], ts: i64) -> Vec<u8> {
 }
 
 /// TSADD key ts value [ts value ...] [EXPIRE_IN secs | EXPIRE_AT unix-secs].
-fn tsadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn tsadd<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let mut args = &ctx.args[2..];
     let mut expiry: Option<(bool, i64)> = None;
     if args.len() >= 2 {
@@ -56,7 +56,7 @@ fn tsadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         let ttl = match expiry {
             None => None,
             Some((false, secs)) if secs > 0 => Some(Ttl::from_secs(secs)),
@@ -77,9 +77,9 @@ fn tsadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn tsget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn tsget<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let ts = int_arg(ctx.arg(2))?;
-    let mut r = ctx.store().reads(ctx.read_time());
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::TimeSeries)?.is_none() {
         return Ok(Frame::Null);
@@ -90,7 +90,7 @@ fn tsget<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     ))
 }
 
-fn tsrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn tsrem<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let mut stamps = Vec::new();
     for arg in &ctx.args[2..] {
         stamps.push(int_arg(arg)?);
@@ -98,7 +98,7 @@ fn tsrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::TimeSeries)?.is_none() {
             return Ok(ok());
         }
@@ -111,13 +111,13 @@ fn tsrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 
 /// Entries between `low` and `high` timestamps (inclusive), newest first unless `oldest_first`.
 fn range<E: Engine>(
-    ctx: &Ctx<'_, E>,
+    ctx: &Ctx<'_, '_, E>,
     low: i64,
     high: i64,
     oldest_first: bool,
     limit: Option<usize>,
 ) -> CmdResult<Vec<(i64, Vec<u8>)>> {
-    let mut r = ctx.store().reads(ctx.read_time());
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if low > high || r.typed(&dk, RedisType::TimeSeries)?.is_none() {
         return Ok(Vec::new());
@@ -170,13 +170,13 @@ fn reply(entries: Vec<(i64, Vec<u8>)>) -> Frame {
     )
 }
 
-fn tsrangebytime<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn tsrangebytime<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let low = time_bound(ctx.arg(2), true)?;
     let high = time_bound(ctx.arg(3), false)?;
     Ok(reply(range(ctx, low, high, true, None)?))
 }
 
-fn tsrevrangebytime<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn tsrevrangebytime<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let low = time_bound(ctx.arg(2), true)?;
     let high = time_bound(ctx.arg(3), false)?;
     let limit = match &ctx.args[4..] {
@@ -193,14 +193,14 @@ fn tsrevrangebytime<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(reply(range(ctx, low, high, false, limit)?))
 }
 
-fn tscard<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn tscard<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(
         range(ctx, i64::MIN, i64::MAX, false, None)?.len() as i64,
     ))
 }
 
 /// The newest `n` entries, oldest first (YEDIS's TSLASTN).
-fn tslastn<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn tslastn<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let n = int_arg(ctx.arg(2))?;
     if n < 0 {
         return Err(CmdError::Syntax);

@@ -56,7 +56,11 @@ fn reverse_path(dk: &[u8], member: &[u8]) -> Vec<u8> {
 }
 
 /// The score of `member`, if it is in the (existing) sorted set.
-fn score_of<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8], member: &[u8]) -> CmdResult<Option<f64>> {
+fn score_of<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+    member: &[u8],
+) -> CmdResult<Option<f64>> {
     Ok(match r.child_record(&reverse_path(dk, member))? {
         Some(record) => match record.payload {
             PrimitiveValue::Double(score) => Some(score),
@@ -67,7 +71,7 @@ fn score_of<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8], member: &[u8]) -> CmdRes
 }
 
 /// The stored cardinality.
-fn cardinality<E: Engine>(r: &mut Reads<'_, E>, dk: &[u8]) -> CmdResult<i64> {
+fn cardinality<E: Engine>(r: &mut Reads<'_, '_, E>, dk: &[u8]) -> CmdResult<i64> {
     Ok(match r.child_record(&counter_path(dk))? {
         Some(record) => match record.payload {
             PrimitiveValue::Int64(n) => n,
@@ -146,12 +150,12 @@ fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Pairs)> {
     Ok((flags, pairs))
 }
 
-fn zadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn zadd<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let (flags, pairs) = parse_zadd(&ctx.args[2..])?;
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         let info = r.typed(&dk, RedisType::SortedSet)?;
         if info.is_none() && flags.xx {
             return Ok(if flags.incr {
@@ -229,12 +233,12 @@ fn zadd<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     })
 }
 
-fn zrem<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn zrem<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     let members = &ctx.args[2..];
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::SortedSet)?.is_none() {
             return Ok(Frame::Integer(0));
         }
@@ -267,8 +271,8 @@ fn remove_member<E: Engine>(
     Ok(())
 }
 
-fn zcard<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let mut r = ctx.store().reads(ctx.read_time());
+fn zcard<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::SortedSet)?.is_none() {
         return Ok(Frame::Integer(0));
@@ -276,8 +280,8 @@ fn zcard<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(cardinality(&mut r, &dk)?))
 }
 
-fn zscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
-    let mut r = ctx.store().reads(ctx.read_time());
+fn zscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::SortedSet)?.is_none() {
         return Ok(Frame::Null);
@@ -288,7 +292,7 @@ fn zscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
 
 /// `(score, member)` entries of the score index within `range` (score children), flattened.
 fn entries<E: Engine>(
-    r: &mut Reads<'_, E>,
+    r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     range: &ChildRange,
 ) -> CmdResult<Vec<(f64, Vec<u8>)>> {
@@ -330,12 +334,12 @@ fn reply_entries(entries: Vec<(f64, Vec<u8>)>, with_scores: bool) -> Frame {
 /// Members ranked `start..=stop` (Redis indexes, negative from the end), in score order or
 /// reversed.
 fn by_rank<E: Engine>(
-    ctx: &Ctx<'_, E>,
+    ctx: &Ctx<'_, '_, E>,
     start: i64,
     stop: i64,
     reverse: bool,
 ) -> CmdResult<Vec<(f64, Vec<u8>)>> {
-    let mut r = ctx.store().reads(ctx.read_time());
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::SortedSet)?.is_none() {
         return Ok(Vec::new());
@@ -362,7 +366,7 @@ fn with_scores_flag(args: &[Vec<u8>]) -> CmdResult<bool> {
     }
 }
 
-fn zrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn zrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let mut rev = false;
     let mut with_scores = false;
     for arg in &ctx.args[4..] {
@@ -378,7 +382,7 @@ fn zrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(reply_entries(by_rank(ctx, start, stop, rev)?, with_scores))
 }
 
-fn zrevrange<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn zrevrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let with_scores = with_scores_flag(&ctx.args[4..])?;
     let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
     Ok(reply_entries(by_rank(ctx, start, stop, true)?, with_scores))
@@ -394,7 +398,7 @@ fn score_bound(arg: &[u8]) -> CmdResult<(f64, bool)> {
     Ok((value, exclusive))
 }
 
-fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let (min, min_ex) = score_bound(ctx.arg(2))?;
     let (max, max_ex) = score_bound(ctx.arg(3))?;
     let mut with_scores = false;
@@ -411,7 +415,7 @@ fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
             return Err(CmdError::Syntax);
         }
     }
-    let mut r = ctx.store().reads(ctx.read_time());
+    let mut r = ctx.reads(ctx.read_time());
     let dk = ctx.key(1);
     if r.typed(&dk, RedisType::SortedSet)?.is_none() || min > max {
         return Ok(Frame::Array(Vec::new()));
@@ -439,7 +443,7 @@ fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     Ok(reply_entries(selected, with_scores))
 }
 
-fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
+fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if ctx.args.len() > 3 {
         return Err(wrong_arity("zpopmin"));
     }
@@ -447,7 +451,7 @@ fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
-        let mut r = store.reads(ht);
+        let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::SortedSet)?.is_none() || count == 0 {
             return Ok(Frame::Array(Vec::new()));
         }
