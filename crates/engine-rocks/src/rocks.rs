@@ -416,13 +416,13 @@ impl<'a> RocksIter<'a> {
                 .as_ref()
                 .is_none_or(|n| n.contains(self.inner.key().unwrap_or_default()));
     }
+}
 
-    /// Positions at the last key below `upper` (exclusive).
-    fn seek_below(&mut self, upper: &[u8]) {
-        self.inner.seek_for_prev(upper);
-        if self.inner.valid() && self.inner.key() == Some(upper) {
-            self.inner.prev();
-        }
+/// Positions `inner` at the last key below `upper` (exclusive).
+fn seek_below(inner: &mut DBRawIteratorWithThreadMode<'_, DB>, upper: &[u8]) {
+    inner.seek_for_prev(upper);
+    if inner.valid() && inner.key() == Some(upper) {
+        inner.prev();
     }
 }
 
@@ -436,18 +436,9 @@ impl EngineIterator for RocksIter<'_> {
     }
 
     fn seek_for_prev(&mut self, key: &[u8]) {
-        match self.narrowed.as_mut().and_then(|n| n.upper.take()) {
-            Some(upper) => {
-                if key >= upper.as_slice() {
-                    self.seek_below(&upper);
-                } else {
-                    self.inner.seek_for_prev(key);
-                }
-                if let Some(n) = self.narrowed.as_mut() {
-                    n.upper = Some(upper);
-                }
-            }
-            None => self.inner.seek_for_prev(key),
+        match self.narrowed.as_ref().and_then(|n| n.upper.as_deref()) {
+            Some(upper) if key >= upper => seek_below(&mut self.inner, upper),
+            _ => self.inner.seek_for_prev(key),
         }
         self.settle();
     }
@@ -461,13 +452,8 @@ impl EngineIterator for RocksIter<'_> {
     }
 
     fn seek_to_last(&mut self) {
-        match self.narrowed.as_mut().and_then(|n| n.upper.take()) {
-            Some(upper) => {
-                self.seek_below(&upper);
-                if let Some(n) = self.narrowed.as_mut() {
-                    n.upper = Some(upper);
-                }
-            }
+        match self.narrowed.as_ref().and_then(|n| n.upper.as_deref()) {
+            Some(upper) => seek_below(&mut self.inner, upper),
             None => self.inner.seek_to_last(),
         }
         self.settle();
