@@ -313,10 +313,8 @@ impl<E: Engine> RowReader<'_, E> {
     ) -> Result<Option<&RowValues>> {
         self.doc_key.clear();
         table.encode_doc_key(key, &mut self.doc_key)?;
-        let ctx = self.tdb.read_context(table, read_ht)?;
-        self.read_doc_cells(&ctx)?;
-        assemble_into(table, &self.bufs.cells, &ctx, &mut self.values)?;
-        Ok(self.values.exists.then_some(&self.values))
+        let exists = self.read_values(table, read_ht)?;
+        Ok(exists.then_some(&self.values))
     }
 
     /// The non-key values of the row with full key `key` as of `read_ht`, as
@@ -340,12 +338,9 @@ impl<E: Engine> RowReader<'_, E> {
         doc_key: &[u8],
         read_ht: HybridTime,
     ) -> Result<bool> {
-        let ctx = self.tdb.read_context(table, read_ht)?;
         self.doc_key.clear();
         self.doc_key.extend_from_slice(doc_key);
-        self.read_doc_cells(&ctx)?;
-        assemble_into(table, &self.bufs.cells, &ctx, &mut self.values)?;
-        Ok(self.values.exists)
+        self.read_values(table, read_ht)
     }
 
     /// The visible records of one document (an encoded DocKey).
@@ -354,6 +349,14 @@ impl<E: Engine> RowReader<'_, E> {
         self.doc_key.extend_from_slice(doc_key);
         self.read_doc_cells(ctx)?;
         Ok(std::mem::take(&mut self.bufs.cells))
+    }
+
+    /// Reads the row at `self.doc_key` into `self.values`; returns whether it exists.
+    fn read_values(&mut self, table: &Table, read_ht: HybridTime) -> Result<bool> {
+        let ctx = self.tdb.read_context(table, read_ht)?;
+        self.read_doc_cells(&ctx)?;
+        assemble_into(table, &self.bufs.cells, &ctx, &mut self.values)?;
+        Ok(self.values.exists)
     }
 
     /// Reads the visible records of the document `self.doc_key` into `self.bufs.cells`.

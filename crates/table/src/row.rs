@@ -39,7 +39,10 @@ pub struct RowValues {
 
 /// Column values by column id. Ids are small trusted integers, so they hash by a multiply
 /// rather than SipHash (which was a tenth of a packed point read).
-pub type ColumnMap = HashMap<i32, CellValue, BuildHasherDefault<ColumnIdHasher>>;
+pub type ColumnMap = HashMap<i32, CellValue, IdHash>;
+
+/// Hashing of small trusted integer ids (column ids, schema versions) by [`ColumnIdHasher`].
+pub type IdHash = BuildHasherDefault<ColumnIdHasher>;
 
 /// The hasher of [`ColumnMap`]: Fibonacci hashing of the column id.
 #[derive(Debug, Default, Clone, Copy)]

@@ -10,13 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::codec::{append_hash_input, from_key_entry, to_key_entry};
 use crate::error::{Error, Result, corruption, invalid};
+use crate::row::IdHash;
 use crate::schema::{
     Column, ColumnKind, Flavour, SchemaVersion, TableOptions, schema_packing, table_prefix,
 };
 use crate::types::Datum;
-
-/// Hashing of small trusted integer ids (column ids, schema versions) by a multiply.
-type IdHash = std::hash::BuildHasherDefault<crate::row::ColumnIdHasher>;
 
 /// What the catalog stores for a table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,7 +22,6 @@
 //!   (`l[i]`) are resolved against the list as stored at the batch's hybrid time.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::atomic::Ordering;
 
 use docdb::DocWriteBatch;
@@ -37,7 +36,7 @@ use crate::codec::{to_key_entry, to_value, with_packed_v2};
 use crate::db::{RowReader, TableDb};
 use crate::error::{Error, Result, invalid};
 use crate::query::{PagingState, RangeCondition, Select};
-use crate::row::ColumnIdHasher;
+use crate::row::IdHash;
 use crate::schema::{Column, ColumnKind, Flavour, PackedFormat};
 use crate::table::Table;
 use crate::types::{DataType, Datum};
@@ -855,7 +854,7 @@ fn element_values(items: &[Datum], ty: &DataType) -> Result<Vec<PrimitiveValue>>
 /// that are not in it: outside the packing (collections, jsonb, …) or refused by the packer
 /// (over the size limit). The caller writes those as separate cells.
 /// An INSERT's values by column id (hashed as [`ColumnMap`](crate::row::ColumnMap) is).
-type ColumnValues<'v> = HashMap<i32, &'v Datum, BuildHasherDefault<ColumnIdHasher>>;
+type ColumnValues<'v> = HashMap<i32, &'v Datum, IdHash>;
 
 fn pack_row(
     table: &Table,
