@@ -849,13 +849,13 @@ fn element_values(items: &[Datum], ty: &DataType) -> Result<Vec<PrimitiveValue>>
         .collect()
 }
 
+/// An INSERT's values by column id (hashed as [`ColumnMap`](crate::row::ColumnMap) is).
+type ColumnValues<'v> = HashMap<i32, &'v Datum, IdHash>;
+
 /// Packs the regular columns of an INSERT at the current schema version. Returns the encoded
 /// value (row control fields + `z`/`|` + version + body) and the ids of the given columns
 /// that are not in it: outside the packing (collections, jsonb, …) or refused by the packer
 /// (over the size limit). The caller writes those as separate cells.
-/// An INSERT's values by column id (hashed as [`ColumnMap`](crate::row::ColumnMap) is).
-type ColumnValues<'v> = HashMap<i32, &'v Datum, IdHash>;
-
 fn pack_row(
     table: &Table,
     values: &ColumnValues,
