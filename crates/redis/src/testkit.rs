@@ -129,24 +129,53 @@ pub fn have_redis_server() -> bool {
 }
 
 /// Starts a real `redis-server` on a free loopback port without persistence, in `dir`, and
-/// waits until it answers PING.
+/// waits until it answers PING (see [`start_retrying`]).
 pub fn start_redis_server(dir: &Path, extra: &[&str]) -> std::io::Result<ChildGuard> {
-    let port = free_port();
-    let child = Command::new("redis-server")
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-        .arg("--dir")
-        .arg(dir)
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let guard = ChildGuard {
-        child,
-        addr: SocketAddr::from(([127, 0, 0, 1], port)),
-    };
-    wait_ready(guard.addr)?;
-    Ok(guard)
+    start_retrying(|| {
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(dir)
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        Ok(ChildGuard {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        })
+    })
+}
+
+/// Spawns a server with `spawn` and waits until it answers PING, three times at most: a
+/// port from [`free_port`] is only reserved once the server binds it, so another process
+/// may take it first. The server then exits at once, and the readiness probe may even have
+/// reached the other process, so a start counts only if the child is still running after.
+pub fn start_retrying(
+    spawn: impl Fn() -> std::io::Result<ChildGuard>,
+) -> std::io::Result<ChildGuard> {
+    let mut why = std::io::Error::other("not started");
+    for _ in 0..3 {
+        let mut guard = match spawn() {
+            Ok(guard) => guard,
+            Err(e) => {
+                why = e;
+                continue;
+            }
+        };
+        if let Err(e) = wait_ready(guard.addr) {
+            why = e;
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        match guard.child.try_wait()? {
+            None => return Ok(guard),
+            Some(status) => why = std::io::Error::other(format!("exited at once with {status}")),
+        }
+    }
+    Err(why)
 }
 
 /// Waits (up to 30 s) until the server at `addr` answers PING (or asks for AUTH).
@@ -161,20 +190,20 @@ pub fn wait_ready(addr: SocketAddr) -> std::io::Result<()> {
 }
 
 /// Starts `docdb serve` (the binary at `exe`) on a free loopback port over the data directory
-/// `data_dir`, metrics off, with `extra` flags, and waits until it answers.
+/// `data_dir`, metrics off, with `extra` flags, and waits until it answers (see
+/// [`start_retrying`]).
 pub fn start_docdb(exe: &Path, data_dir: &Path, extra: &[&str]) -> std::io::Result<ChildGuard> {
-    let port = free_port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let child = Command::new(exe)
-        .arg("serve")
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(["--listen", &addr.to_string(), "--metrics-listen", "off"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let guard = ChildGuard { child, addr };
-    wait_ready(guard.addr)?;
-    Ok(guard)
+    start_retrying(|| {
+        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let child = Command::new(exe)
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["--listen", &addr.to_string(), "--metrics-listen", "off"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        Ok(ChildGuard { child, addr })
+    })
 }

@@ -91,27 +91,13 @@ pub fn redis(flags: &[&str]) -> Option<Server> {
 /// once the server has bound it, so two starts at once could pick the same one.
 static STARTING: Mutex<()> = Mutex::new(());
 
-/// Starts a server, retrying if it dies right away (its port was taken meanwhile by some
-/// other process, and the readiness probe may have reached that process instead).
+/// Starts a server (the testkit retries a start whose port was taken meanwhile), one at a
+/// time within the test binary.
 fn start_checked(name: &str, start: impl Fn() -> std::io::Result<ChildGuard>) -> ChildGuard {
     let _one_at_a_time = STARTING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut why = String::new();
-    for _ in 0..3 {
-        match start() {
-            Ok(mut guard) => {
-                std::thread::sleep(Duration::from_millis(50));
-                match guard.child.try_wait() {
-                    Ok(None) => return guard,
-                    Ok(Some(status)) => why = format!("exited at once with {status}"),
-                    Err(e) => why = format!("cannot poll the process: {e}"),
-                }
-            }
-            Err(e) => why = e.to_string(),
-        }
-    }
-    panic!("{name}: could not start a server: {why}")
+    start().unwrap_or_else(|why| panic!("{name}: could not start a server: {why}"))
 }
 
 /// A real `redis-server`, failing the test with instructions when none is installed (for
