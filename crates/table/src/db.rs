@@ -11,6 +11,7 @@ use engine::{Engine, EngineIterator, IterOptions};
 
 use crate::catalog::{AlterTable, Catalog};
 use crate::error::{Result, invalid};
+use crate::query::{ResultPage, Select, paged_bounds};
 use crate::read::{Cell, ReadContext, RowBuffers, read_row_into};
 use crate::repack::TableGcRules;
 use crate::row::{RowValues, assemble_into};
@@ -301,7 +302,7 @@ pub struct RowReader<'a, E: Engine> {
     values: RowValues,
 }
 
-impl<E: Engine> RowReader<'_, E> {
+impl<'a, E: Engine> RowReader<'a, E> {
     /// The non-key values of the row with full key `key` as of `read_ht`, as
     /// [`TableDb::row_values`], lent until the next read: the cheapest point read, since
     /// nothing is allocated for the row but its values.
@@ -359,18 +360,33 @@ impl<E: Engine> RowReader<'_, E> {
         Ok(self.values.exists)
     }
 
+    /// Runs a SELECT like [`TableDb::select`], on the reader's iterator.
+    pub fn select(&mut self, table: &Table, select: &Select) -> Result<ResultPage> {
+        let (lower, upper) = paged_bounds(table, select)?;
+        let iter = made_on_first_use(&mut self.iter, self.tdb)?;
+        iter.reset(Some(&lower), upper.as_deref())?;
+        self.tdb.select_on(iter, &lower, table, select)
+    }
+
     /// Reads the visible records of the document `self.doc_key` into `self.bufs.cells`.
     fn read_doc_cells(&mut self, ctx: &ReadContext) -> Result<()> {
         self.upper.clear();
         self.upper.extend_from_slice(&self.doc_key);
         self.upper.push(0xFF);
-        let iter = match &mut self.iter {
-            Some(iter) => iter,
-            None => self
-                .iter
-                .insert(self.tdb.db.engine().iterator(IterOptions::new())?),
-        };
+        let iter = made_on_first_use(&mut self.iter, self.tdb)?;
         iter.reset(Some(&self.doc_key), Some(&self.upper))?;
         read_row_into(iter, &self.doc_key, ctx, &mut self.bufs)
     }
+}
+
+/// A reader's iterator, made on first use (unbounded: every read resets it to its bounds).
+fn made_on_first_use<'s, 'a, E: Engine>(
+    slot: &'s mut Option<E::Iter<'a>>,
+    tdb: &'a TableDb<E>,
+) -> Result<&'s mut E::Iter<'a>> {
+    let iter = match slot.take() {
+        Some(iter) => iter,
+        None => tdb.db.engine().iterator(IterOptions::new())?,
+    };
+    Ok(slot.insert(iter))
 }

@@ -225,8 +225,22 @@ impl Output<'_> {
 }
 
 impl<E: Engine> TableDb<E> {
-    /// Runs a SELECT on `table`.
+    /// Runs a SELECT on `table`. For many small SELECTs,
+    /// [`RowReader::select`](crate::RowReader::select) is cheaper.
     pub fn select(&self, table: &Table, select: &Select) -> Result<ResultPage> {
+        let (lower, upper) = paged_bounds(table, select)?;
+        let mut iter = self.scan_iterator(&lower, upper.as_deref())?;
+        self.select_on(&mut iter, &lower, table, select)
+    }
+
+    /// A SELECT on an iterator bounded to the select's [`paged_bounds`], `lower` first.
+    pub(crate) fn select_on<I: EngineIterator>(
+        &self,
+        iter: &mut I,
+        lower: &[u8],
+        table: &Table,
+        select: &Select,
+    ) -> Result<ResultPage> {
         let outputs = outputs(table, &select.selectors)?;
         let columns = labels(&select.selectors, &outputs);
         // A partition's static row stands alone (YCQL/Cassandra) only when statics are read.
@@ -236,14 +250,15 @@ impl<E: Engine> TableDb<E> {
             }
             Output::Key(..) => false,
         });
-        let (rows, paging_state) = self.scan(table, select, static_rows, |found| {
-            project(
-                &outputs,
-                &found.key,
-                &mut found.values,
-                found.statics.as_ref(),
-            )
-        })?;
+        let (rows, paging_state) =
+            self.scan_on(iter, lower, table, select, static_rows, |found| {
+                project(
+                    &outputs,
+                    &found.key,
+                    &mut found.values,
+                    found.statics.as_ref(),
+                )
+            })?;
         Ok(ResultPage {
             columns,
             rows,
@@ -260,6 +275,30 @@ impl<E: Engine> TableDb<E> {
         table: &Table,
         select: &Select,
         static_rows: bool,
+        emit: impl FnMut(&mut Found) -> T,
+    ) -> Result<(Vec<T>, Option<PagingState>)> {
+        let (lower, upper) = paged_bounds(table, select)?;
+        let mut iter = self.scan_iterator(&lower, upper.as_deref())?;
+        self.scan_on(&mut iter, &lower, table, select, static_rows, emit)
+    }
+
+    /// An iterator over `[lower, upper)`.
+    fn scan_iterator(&self, lower: &[u8], upper: Option<&[u8]>) -> Result<E::Iter<'_>> {
+        let mut opts = IterOptions::new().lower(lower);
+        if let Some(upper) = upper {
+            opts = opts.upper(upper);
+        }
+        Ok(self.docdb().engine().iterator(opts)?)
+    }
+
+    /// [`Self::scan`] on an iterator bounded to the select's [`paged_bounds`], `lower` first.
+    pub(crate) fn scan_on<I: EngineIterator, T>(
+        &self,
+        iter: &mut I,
+        lower: &[u8],
+        table: &Table,
+        select: &Select,
+        static_rows: bool,
         mut emit: impl FnMut(&mut Found) -> T,
     ) -> Result<(Vec<T>, Option<PagingState>)> {
         let remaining = match &select.paging_state {
@@ -271,7 +310,6 @@ impl<E: Engine> TableDb<E> {
         let cap = remaining
             .unwrap_or(usize::MAX)
             .min(select.page_size.unwrap_or(usize::MAX));
-        let (lower, upper) = paged_bounds(table, select)?;
         let ctx = self.read_context(table, select.read_ht)?;
         let mut scan = Scan {
             tdb: self,
@@ -290,20 +328,15 @@ impl<E: Engine> TableDb<E> {
                 .filter(|_| select.reverse)
                 .map(|s| s.last_key.clone()),
         };
-        let mut opts = IterOptions::new().lower(lower.clone());
-        if let Some(upper) = &upper {
-            opts = opts.upper(upper.clone());
-        }
-        let mut iter = self.docdb().engine().iterator(opts)?;
         if select.reverse {
             iter.seek_to_last();
         } else {
-            iter.seek(&lower);
+            iter.seek(lower);
         }
         let mut rows = Vec::new();
         let mut last_key = None;
         let mut more = false;
-        while let Some(mut found) = scan.next_row(&mut iter, select.reverse)? {
+        while let Some(mut found) = scan.next_row(iter, select.reverse)? {
             if !matches(table, select, &found.key)? {
                 scan.spare = found.values;
                 continue;
@@ -568,7 +601,7 @@ fn prev_doc_key<I: EngineIterator>(table: &Table, iter: &mut I) -> Result<Option
 }
 
 /// Engine bounds of a SELECT, narrowed by its paging state.
-fn paged_bounds(table: &Table, select: &Select) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+pub(crate) fn paged_bounds(table: &Table, select: &Select) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
     let (mut lower, mut upper) = key_bounds(table, select)?;
     if let Some(state) = &select.paging_state {
         if select.reverse {
