@@ -797,27 +797,20 @@ fn fail_on_mismatches(mismatches: &[String], replay: &str) {
     );
 }
 
-/// Random command sequences: every reply from docdb must match Redis's.
-#[test]
-fn random_commands_match_redis() {
+/// Runs `drive` (the pair, its random numbers, the time, the commands to send) for each seed
+/// on fresh connections after a FLUSHALL, compares every key's final state, and fails with
+/// every mismatch and how to replay it.
+fn run_seeds(what: &str, drive: impl Fn(&mut Pair, &mut Rng, u64, usize)) {
     let redis = require_redis(&[]);
     let docdb = docdb(&[]);
     let ops = env_u64("DOCDB_DIFF_OPS").unwrap_or(2000) as usize;
     let seeds = seeds();
-    eprintln!("redis_diff: seeds {seeds:?}, {ops} commands each");
+    eprintln!("redis_diff {what}: seeds {seeds:?}, {ops} commands each");
     let mut mismatches = Vec::new();
     for &seed in &seeds {
         let mut pair = Pair::new(&redis, &docdb, seed);
         pair.run(0, &Op::new(args!["FLUSHALL"], Cmp::Exact));
-        let mut rng = Rng(seed);
-        let now = unix_now();
-        for step in 1..=ops {
-            let op = random_op(&mut rng, now);
-            pair.run(step, &op);
-            if pair.mismatches.len() >= MAX_MISMATCHES {
-                break;
-            }
-        }
+        drive(&mut pair, &mut Rng(seed), unix_now(), ops);
         compare_final_state(&mut pair);
         eprintln!(
             "seed {seed}: {} replies, {} of them errors",
@@ -829,28 +822,32 @@ fn random_commands_match_redis() {
     fail_on_mismatches(&mismatches, &replay);
 }
 
+/// Random command sequences: every reply from docdb must match Redis's.
+#[test]
+fn random_commands_match_redis() {
+    run_seeds("commands", |pair, rng, now, ops| {
+        for step in 1..=ops {
+            let op = random_op(rng, now);
+            pair.run(step, &op);
+            if pair.mismatches.len() >= MAX_MISMATCHES {
+                break;
+            }
+        }
+    });
+}
+
 /// Random command sequences sent as pipelines of 1–16 commands: a server runs each
 /// pipeline's commands as one batch (sharing one engine iterator, re-aimed per document), so
 /// every read must still see the writes just before it in the same pipeline.
 #[test]
 fn random_pipelines_match_redis() {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let ops = env_u64("DOCDB_DIFF_OPS").unwrap_or(2000) as usize;
-    let seeds = seeds();
-    eprintln!("redis_diff pipelines: seeds {seeds:?}, {ops} commands each");
-    let mut mismatches = Vec::new();
-    for &seed in &seeds {
-        let mut pair = Pair::new(&redis, &docdb, seed);
-        pair.run(0, &Op::new(args!["FLUSHALL"], Cmp::Exact));
-        let mut rng = Rng(seed);
-        let now = unix_now();
+    run_seeds("pipelines", |pair, rng, now, ops| {
         let mut step = 1;
         while step <= ops && pair.mismatches.len() < MAX_MISMATCHES {
             let len = 1 + rng.below(16);
             let mut batch = Vec::with_capacity(len);
             while batch.len() < len {
-                let op = random_op(&mut rng, now);
+                let op = random_op(rng, now);
                 if op.special != Special::None {
                     // SPOP's pick and SCAN's cursor loop need commands between replies.
                     continue;
@@ -860,15 +857,7 @@ fn random_pipelines_match_redis() {
             pair.run_pipeline(step, &batch);
             step += len;
         }
-        compare_final_state(&mut pair);
-        eprintln!(
-            "seed {seed}: {} replies, {} of them errors",
-            pair.replies, pair.errors
-        );
-        mismatches.extend(pair.mismatches);
-    }
-    let replay = format!("DOCDB_DIFF_SEED=<seed> DOCDB_DIFF_OPS={ops}; seeds {seeds:?}");
-    fail_on_mismatches(&mismatches, &replay);
+    });
 }
 
 /// Runs fixed commands on both servers in lock step, sleeping where a step says so.

@@ -289,21 +289,6 @@ impl<E: Engine> Store<E> {
         }
     }
 
-    /// The live key at `doc_key` as of `ht`, or `None`.
-    pub fn key_info(&self, doc_key: &[u8], ht: HybridTime) -> CmdResult<Option<KeyInfo>> {
-        self.reads(ht).key_info(doc_key)
-    }
-
-    /// The live key of type `kind` at `doc_key`, `None` if absent, WRONGTYPE if another type.
-    pub fn typed(
-        &self,
-        doc_key: &[u8],
-        kind: RedisType,
-        ht: HybridTime,
-    ) -> CmdResult<Option<KeyInfo>> {
-        self.reads(ht).typed(doc_key, kind)
-    }
-
     /// Every live key's document key in database `db` from `start` (an engine key, inclusive)
     /// on, as of `ht`, calling `visit` with the key's name and info until it returns false.
     pub fn scan_keys(
