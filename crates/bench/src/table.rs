@@ -332,15 +332,23 @@ fn raw_seeks(engine: &RocksEngine, doc_keys: &[Vec<u8>], prefix: bool) -> Result
     let t = Instant::now();
     for doc_key in doc_keys {
         let mut iter = engine.iterator(doc_iter_options(doc_key, prefix))?;
-        iter.seek(doc_key);
-        while iter.valid()? {
-            bytes += iter.value().to_vec().len();
-            iter.next();
-        }
+        bytes += copy_document(&mut iter, doc_key)?;
     }
     let elapsed = t.elapsed();
     anyhow::ensure!(bytes > 0, "raw seeks returned nothing");
     Ok(elapsed)
+}
+
+/// Seeks `iter` (bounded to one document) to `doc_key` and copies every value up to the
+/// bound; returns the bytes copied.
+fn copy_document<I: EngineIterator>(iter: &mut I, doc_key: &[u8]) -> Result<usize> {
+    let mut bytes = 0;
+    iter.seek(doc_key);
+    while iter.valid()? {
+        bytes += iter.value().to_vec().len();
+        iter.next();
+    }
+    Ok(bytes)
 }
 
 /// Raw reads of each document's values through one iterator reset to the document's
@@ -356,11 +364,7 @@ fn raw_resets(engine: &RocksEngine, doc_keys: &[Vec<u8>]) -> Result<Duration> {
         upper.extend_from_slice(doc_key);
         upper.push(0xFF);
         iter.reset(Some(doc_key), Some(&upper))?;
-        iter.seek(doc_key);
-        while iter.valid()? {
-            bytes += iter.value().to_vec().len();
-            iter.next();
-        }
+        bytes += copy_document(&mut iter, doc_key)?;
     }
     let elapsed = t.elapsed();
     anyhow::ensure!(bytes > 0, "raw resets returned nothing");
