@@ -375,7 +375,8 @@ fn crash_keeps_acknowledged_writes_with_fsync_always() {
     let rounds = env_u64("DOCDB_REDIS_CRASH_ROUNDS", 5);
     let mut rng = Rng::from_env("DOCDB_REDIS_CRASH_SEED");
     let dir = tempfile::tempdir().expect("tempdir");
-    let flags = ["--fsync", "always"];
+    // Two command threads: connections commit the WAL for each other concurrently.
+    let flags = ["--fsync", "always", "--threads", "2"];
     let mut server = Server::start(dir.path(), &flags);
     let mut writers: Vec<Writer> = (0..WRITERS).map(|_| Writer::default()).collect();
     for round in 0..rounds {

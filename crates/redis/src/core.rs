@@ -89,6 +89,10 @@ pub struct Core<E: Engine> {
     pub metrics: Metrics,
     config: RwLock<RuntimeConfig>,
     next_client_id: AtomicU64,
+    /// Write commands run so far (the WAL group commit's sequence).
+    writes_run: AtomicU64,
+    /// Every write counted in `writes_run` up to this one is in the log file.
+    writes_flushed: AtomicU64,
     /// Connected clients now.
     pub clients: AtomicUsize,
     /// When the server started.
@@ -107,6 +111,8 @@ impl<E: Engine> Core<E> {
             metrics,
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),
+            writes_run: AtomicU64::new(0),
+            writes_flushed: AtomicU64::new(0),
             clients: AtomicUsize::new(0),
             started: Instant::now(),
         }
@@ -122,14 +128,28 @@ impl<E: Engine> Core<E> {
         change(&mut self.config.write().unwrap_or_else(|e| e.into_inner()));
     }
 
+    /// Counts a write command that has run, returning its place in the group commit's
+    /// sequence (for [`Session::last_write`]).
+    pub fn count_write(&self) -> u64 {
+        // After the write reached RocksDB's log buffer: a flush that reads this count
+        // afterwards writes it out.
+        self.writes_run.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
     /// Group commit: before a connection's replies go out, the WAL records of the writes it
-    /// ran reach the log file (and the disk, with `fsync always`).
+    /// ran reach the log file (and the disk, with `fsync always`). One flush covers the
+    /// writes of every connection run before it, so connections whose writes another one
+    /// already flushed skip theirs.
     pub fn commit_wal(&self, session: &mut Session) -> docdb::Result<()> {
-        if !std::mem::take(&mut session.wrote) {
+        let mine = std::mem::take(&mut session.last_write);
+        if mine == 0 || self.writes_flushed.load(Ordering::SeqCst) >= mine {
             return Ok(());
         }
+        let covered = self.writes_run.load(Ordering::SeqCst);
         let sync = self.config().fsync == Fsync::Always;
-        self.store.docdb().flush_wal(sync)
+        self.store.docdb().flush_wal(sync)?;
+        self.writes_flushed.fetch_max(covered, Ordering::SeqCst);
+        Ok(())
     }
 
     /// A new client id.

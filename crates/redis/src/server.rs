@@ -127,6 +127,11 @@ async fn connection<E: Engine>(
                     return Ok(());
                 }
                 let close = handle_input(core, &mut session, &mut input, &mut output);
+                // Let the other connections with requests waiting run theirs first, as
+                // Redis's event loop does: then one WAL flush covers all their writes, and
+                // the replies go out together, waking the clients once rather than once per
+                // reply.
+                tokio::task::yield_now().await;
                 if let Err(e) = core.commit_wal(&mut session) {
                     // Nothing may be acknowledged that is not in the log.
                     tracing::error!(%peer, error = %e, "WAL flush failed; dropping the connection");

@@ -30,8 +30,9 @@ pub struct Session {
     pub push: Subscriber,
     /// The connection asked to close (QUIT) after its reply.
     pub quit: bool,
-    /// A write command ran since the WAL was last flushed for this connection.
-    pub wrote: bool,
+    /// The group-commit sequence number of this connection's latest write command not yet
+    /// known to be in the log file (0: none; see [`crate::core::Core::commit_wal`]).
+    pub last_write: u64,
 }
 
 impl Session {
@@ -48,7 +49,7 @@ impl Session {
             patterns: BTreeSet::new(),
             push,
             quit: false,
-            wrote: false,
+            last_write: 0,
         }
     }
 

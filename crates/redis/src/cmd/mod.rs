@@ -258,11 +258,12 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         )));
     }
     ctx.core.monitor(ctx.session, ctx.args);
-    if spec.flags & WRITE != 0 {
-        ctx.session.wrote = true;
-    }
     let started = std::time::Instant::now();
     let result = (spec.run)(ctx);
+    if spec.flags & WRITE != 0 {
+        // Counted even when it failed: part of it may be in the log buffer.
+        ctx.session.last_write = ctx.core.count_write();
+    }
     ctx.core
         .metrics
         .record(spec.id, started.elapsed(), result.is_err());
