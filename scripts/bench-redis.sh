@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Compares `docdb serve` with redis-server under redis-benchmark, without pipelining and with
-# -P 16, and prints markdown tables of requests per second.
+# -P 16, and prints markdown tables of requests per second; then what RocksDB alone does of SET
+# and GET (`docdb-bench redis-floor`), the bound on what docdb can reach.
 #
 #   scripts/bench-redis.sh [-n N] [--redis-mode aof|plain|both] [-c CLIENTS]
 #
@@ -125,6 +126,9 @@ kinds+=(docdb)
 for pipeline in 1 16; do
   for kind in "${kinds[@]}"; do run "$kind" "$pipeline"; done
 done
+echo "==> RocksDB alone (docdb-bench redis-floor), -n $n" >&2
+"$CARGO_TARGET_DIR/release/docdb-bench" redis-floor -n "$n" -r 1000000 --dir "$work/floor" \
+  >"$work/floor.csv"
 
 rps() { awk -F, -v c="$2" '$1 == c { print $2 }' "$1"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
@@ -161,3 +165,17 @@ for pipeline in 1 16; do
     echo "$row"
   done <"$work/redis-${redis_kinds[0]}-P$pipeline.csv"
 done
+
+echo
+echo "## RocksDB alone: the bound on docdb"
+echo
+echo "\`docdb-bench redis-floor -n $n -r 1000000\`: the key/value bytes docdb stores for SET and"
+echo "reads for GET, one thread, no network, parsing or DocDB work (see crates/bench/src/redis_floor.rs)."
+echo
+echo "| command | RocksDB alone rps | RocksDB alone / Redis ${redis_kinds[0]} -P 16 | docdb -P 16 / RocksDB alone |"
+echo "|---|---:|---:|---:|"
+while IFS=, read -r command floor; do
+  r="$(rps "$work/redis-${redis_kinds[0]}-P16.csv" "$command")"
+  d="$(rps "$work/docdb-P16.csv" "$command")"
+  echo "| $command | $floor | $(ratio "$floor" "${r:-0}") | $(ratio "${d:-0}" "$floor") |"
+done <"$work/floor.csv"

@@ -8,6 +8,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod redis_floor;
 mod storage;
 mod table;
 
@@ -28,11 +29,23 @@ enum Command {
     /// Packed vs unpacked table rows: inserts, full scans, point reads; a packed point read
     /// against a raw RocksDB get.
     Table(table::Args),
+    /// What RocksDB alone does of redis-benchmark's SET and GET (the server's bound).
+    RedisFloor(redis_floor::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Storage(args) => storage::run(&args),
         Command::Table(args) => table::run(&args),
+        Command::RedisFloor(args) => redis_floor::run(&args),
+    }
+}
+
+/// Bloom filters on whole DocKeys, as `docdb serve` configures them.
+fn doc_key_extractor() -> engine_rocks::PrefixExtractor {
+    engine_rocks::PrefixExtractor::Custom {
+        name: "docdb.DocKey",
+        transform: docdb::doc_key_prefix,
+        in_domain: docdb::is_doc_record,
     }
 }

@@ -20,7 +20,7 @@ use docdb_table::row::assemble;
 use docdb_table::{DataType, Datum, Select, Table, TableDb, TableSpec, WriteOptions};
 use dockv::{DocHybridTime, HybridTime};
 use engine::{Engine, EngineIterator, IterOptions, KvRead};
-use engine_rocks::{PrefixExtractor, RocksConfig, RocksEngine};
+use engine_rocks::{RocksConfig, RocksEngine};
 
 /// Options of `docdb-bench table`.
 #[derive(clap::Args)]
@@ -115,11 +115,7 @@ fn open(dir: &Path, clock: Arc<HybridClock>, prefix_bloom: bool) -> Result<Table
     let factory: Arc<dyn engine::CompactionFilterFactory> = policy.clone();
     let config = RocksConfig {
         compaction_filter_factory: Some(factory),
-        prefix_extractor: prefix_bloom.then_some(PrefixExtractor::Custom {
-            name: "docdb.DocKey",
-            transform: docdb::doc_key_prefix,
-            in_domain: docdb::is_doc_record,
-        }),
+        prefix_extractor: prefix_bloom.then(crate::doc_key_extractor),
         ..RocksConfig::new(dir)
     };
     let engine = RocksEngine::open(config)?;

@@ -231,17 +231,9 @@ impl<E: Engine> Store<E> {
 
     // ---- keys ----
 
-    /// The encoded DocKey of `key` in database `db`.
+    /// The encoded DocKey of `key` in database `db` ([`redis_doc_key`]).
     pub fn doc_key(&self, db: DbId, key: &[u8]) -> Vec<u8> {
-        let mut doc_key = DocKey::with_hash(
-            redis_hash_slot(key),
-            vec![KeyEntryValue::string(key)],
-            Vec::new(),
-        );
-        if db != 0 {
-            doc_key = doc_key.with_prefix(TablePrefix::ColocationId(db));
-        }
-        doc_key.encode()
+        redis_doc_key(db, key)
     }
 
     /// The engine key range of database `db`'s documents.
@@ -543,6 +535,20 @@ fn lookup_db(catalog: &BTreeMap<String, DbId>, name: &str) -> Option<DbId> {
         Ok(n) if n < NUMBERED_DBS && name == n.to_string() => Some(n),
         _ => catalog.get(name).copied(),
     }
+}
+
+/// The encoded DocKey of Redis key `key` in database `db`: its cluster slot as the hash, the
+/// key as the one hashed component, and database `db`'s colocation id unless it is 0.
+pub fn redis_doc_key(db: DbId, key: &[u8]) -> Vec<u8> {
+    let mut doc_key = DocKey::with_hash(
+        redis_hash_slot(key),
+        vec![KeyEntryValue::string(key)],
+        Vec::new(),
+    );
+    if db != 0 {
+        doc_key = doc_key.with_prefix(TablePrefix::ColocationId(db));
+    }
+    doc_key.encode()
 }
 
 /// The Redis key name inside an encoded Redis DocKey.
