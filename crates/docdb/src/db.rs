@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
     ChildRange, DocScanner, ReadOptions, ReadStats, RootLevel, VisibleRecord, read_children,
-    read_subdocument, visible_record, visible_record_cached,
+    read_children_cached, read_subdocument, visible_record, visible_record_cached,
 };
 use crate::repack::TableRulesSource;
 use crate::subdoc::SubDocument;
@@ -280,12 +280,13 @@ impl<'a, E: Engine> DocView<'a, E> {
         path: &[u8],
         range: &ChildRange,
     ) -> Result<Vec<(dockv::KeyEntryValue, SubDocument)>> {
-        read_children(
+        read_children_cached(
             &mut self.iter,
             path,
             range,
             &self.opts,
             &mut ReadStats::default(),
+            &mut self.root,
         )
     }
 

@@ -160,13 +160,34 @@ pub fn read_children<I: EngineIterator>(
     opts: &ReadOptions,
     stats: &mut ReadStats,
 ) -> Result<Vec<(KeyEntryValue, SubDocument)>> {
+    read_children_cached(iter, path, range, opts, stats, &mut None)
+}
+
+/// [`read_children`], taking the root's level from `root` when known and remembering it (a
+/// Redis `LPOP` reads the list's children right after checking its root).
+pub(crate) fn read_children_cached<I: EngineIterator>(
+    iter: &mut I,
+    path: &[u8],
+    range: &ChildRange,
+    opts: &ReadOptions,
+    stats: &mut ReadStats,
+    root: &mut Option<RootLevel>,
+) -> Result<Vec<(KeyEntryValue, SubDocument)>> {
     let mut ends = Vec::new();
     component_ends(path, &mut ends)?;
     let depth = ends.len() - 1;
     let mut reader = DocReader::new(opts, stats, depth + 1);
-    reader.read_ancestors(iter, path, &ends)?;
-    let own = reader.visible_version(iter, path, Mode::Lookup)?;
-    reader.apply(depth, own, None);
+    reader.read_ancestors_from(iter, path, &ends, root)?;
+    match (depth, *root) {
+        (0, Some(RootLevel(known))) => reader.stack.push(known),
+        _ => {
+            let own = reader.visible_version(iter, path, Mode::Lookup)?;
+            reader.apply(depth, own, None);
+            if depth == 0 {
+                *root = reader.stack.first().copied().map(RootLevel);
+            }
+        }
+    }
     let limit = range.limit.unwrap_or(usize::MAX);
     let mut out = Vec::new();
     let mut target = path.to_vec();

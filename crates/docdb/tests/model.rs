@@ -597,16 +597,21 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
                 }
                 if rng.chance(40) {
                     let range = random_child_range(&mut rng, want.as_ref());
-                    let got: Vec<(Vec<u8>, String)> =
-                        h.db.read_children(
-                            &encoded(&path),
-                            &range,
-                            &ReadOptions {
-                                read_ht: t,
-                                table_ttl,
-                                projection: None,
-                            },
-                        )
+                    let opts = ReadOptions {
+                        read_ht: t,
+                        table_ttl,
+                        projection: None,
+                    };
+                    let children = if rng.chance(50) {
+                        h.db.read_children(&encoded(&path), &range, &opts)
+                    } else {
+                        // Through a view that read the root first, as Redis's LPOP does.
+                        let root = doc_key(path.0).encode();
+                        let mut view = h.db.view(&root, opts.clone()).expect("view");
+                        view.record(&root).expect("root");
+                        view.children(&encoded(&path), &range)
+                    };
+                    let got: Vec<(Vec<u8>, String)> = children
                         .expect("read_children")
                         .into_iter()
                         .map(|(k, d)| (k.encoded(), d.to_one_line()))
