@@ -22,6 +22,7 @@ use crate::reader::{
     read_children_cached, read_subdocument, visible_record, visible_record_cached,
 };
 use crate::repack::TableRulesSource;
+use crate::root_cache::RootCache;
 use crate::subdoc::SubDocument;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 
@@ -246,6 +247,8 @@ pub struct DocDb<E: Engine> {
     writer: Mutex<()>,
     /// The hybrid time of the `write_now` write in flight ([`NO_WRITE`], [`TAKING_TIME`]).
     in_flight: AtomicU64,
+    /// Collection roots the `write_now` writer read.
+    roots: RootCache,
 }
 
 /// Lookups in one document sharing an iterator (see [`DocDb::view`]). The iterator's view
@@ -255,6 +258,10 @@ pub struct DocView<'a, E: Engine> {
     opts: ReadOptions,
     root: Option<RootLevel>,
     db: &'a DocDb<E>,
+    /// The encoded DocKey's length: a lookup of a path this long is of the root.
+    doc_key_len: usize,
+    /// Reads at the in-flight `write_now` write's time, so the root cache serves them.
+    writer: bool,
 }
 
 impl<'a, E: Engine> DocView<'a, E> {
@@ -265,13 +272,22 @@ impl<'a, E: Engine> DocView<'a, E> {
 
     /// The record visible at the encoded `path` of this document.
     pub fn record(&mut self, path: &[u8]) -> Result<Option<VisibleRecord>> {
-        visible_record_cached(
+        let cached_root = self.writer && self.root.is_none() && path.len() == self.doc_key_len;
+        if cached_root && let Some((record, level)) = self.db.roots.get(path) {
+            self.root = Some(level);
+            return Ok(Some(record));
+        }
+        let record = visible_record_cached(
             &mut self.iter,
             path,
             &self.opts,
             &mut ReadStats::default(),
             &mut self.root,
-        )
+        )?;
+        if cached_root && let (Some(found), Some(level)) = (&record, self.root) {
+            self.db.roots.remember(path, found, level, &self.opts);
+        }
+        Ok(record)
     }
 
     /// The visible first-level children of `path` within `range`.
@@ -334,6 +350,7 @@ impl<E: Engine> DocDb<E> {
             list_counter: Mutex::new(counter),
             writer: Mutex::new(()),
             in_flight: AtomicU64::new(NO_WRITE),
+            roots: RootCache::default(),
         };
         db.sync_policy();
         Ok(db)
@@ -422,12 +439,26 @@ impl<E: Engine> DocDb<E> {
     /// Lookups in the document `doc_key` as of `opts.read_ht` through one iterator, reading
     /// the document's root once (a Redis command's type check and field lookups).
     pub fn view(&self, doc_key: &[u8], opts: ReadOptions) -> Result<DocView<'_, E>> {
-        Ok(DocView {
-            iter: self.doc_iterator(doc_key)?,
+        Ok(self.view_on(self.doc_iterator(doc_key)?, doc_key, opts))
+    }
+
+    fn view_on<'a>(
+        &'a self,
+        iter: E::Iter<'a>,
+        doc_key: &[u8],
+        opts: ReadOptions,
+    ) -> DocView<'a, E> {
+        let in_flight = self.in_flight.load(Ordering::SeqCst);
+        let writer =
+            in_flight != NO_WRITE && in_flight != TAKING_TIME && opts.read_ht.0 == in_flight;
+        DocView {
+            iter,
             opts,
             root: None,
             db: self,
-        })
+            doc_key_len: doc_key.len(),
+            writer,
+        }
     }
 
     /// [`Self::view`] re-aiming `recycled` (an iterator from [`Self::view_iterator`] or
@@ -447,12 +478,7 @@ impl<E: Engine> DocDb<E> {
         upper.extend_from_slice(doc_key);
         upper.push(0xFF);
         iter.reset(Some(doc_key), Some(&upper))?;
-        Ok(DocView {
-            iter,
-            opts,
-            root: None,
-            db: self,
-        })
+        Ok(self.view_on(iter, doc_key, opts))
     }
 
     /// An iterator for [`Self::view_reusing`]: unbounded, each view narrowing it to one
@@ -743,6 +769,8 @@ impl<E: Engine> DocDb<E> {
     }
 
     pub(crate) fn write_engine_batch(&self, batch: &WriteBatch, ht: HybridTime) -> Result<()> {
+        // Before the write lands: a root it changes must not be read from the cache after.
+        self.roots.forget_written(batch);
         let opts = WriteOptions {
             sync: self.options().sync_writes,
         };

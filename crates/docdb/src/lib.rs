@@ -15,6 +15,7 @@ pub mod expiration;
 pub mod gc;
 pub mod reader;
 pub mod repack;
+mod root_cache;
 pub mod subdoc;
 pub mod write_batch;
 

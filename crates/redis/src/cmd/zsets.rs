@@ -166,11 +166,6 @@ fn zadd<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         // The marker first: later pairs of a batch are newer, and a newer marker hides.
         ensure_root(batch, &dk, &info, RedisType::SortedSet)?;
-        let mut count = if info.is_some() {
-            cardinality(&mut r, &dk)?
-        } else {
-            0
-        };
         // Members already written by this command (ZADD z 1 a 2 a).
         let mut pending: std::collections::HashMap<Vec<u8>, f64> = Default::default();
         let (mut added, mut changed) = (0, 0);
@@ -205,10 +200,7 @@ fn zadd<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                     batch.set_encoded_path(forward_path(&dk, old, &member), Value::tombstone())?;
                     changed += 1;
                 }
-                None => {
-                    added += 1;
-                    count += 1;
-                }
+                None => added += 1,
             }
             if old != Some(new) {
                 batch.set_encoded_path(
@@ -223,7 +215,13 @@ fn zadd<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             pending.insert(member, new);
         }
         if added > 0 {
-            write_count(batch, &dk, count)?;
+            // Read only now: a ZADD that adds nothing leaves the count alone.
+            let before = if info.is_some() {
+                cardinality(&mut r, &dk)?
+            } else {
+                0
+            };
+            write_count(batch, &dk, before + added)?;
         }
         Ok(if flags.incr {
             incr_result.map_or(Frame::Null, double_reply)

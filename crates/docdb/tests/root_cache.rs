@@ -1,0 +1,147 @@
+//! The `write_now` writer keeps the collection roots it reads (so a server's HSET after HSET
+//! on one hash seeks the root once). Whatever it keeps, every later write to the root must
+//! show: replacement, tombstone, TTL, recreation as another type. Reads at other times never
+//! see what the writer kept.
+
+use std::sync::Arc;
+
+use docdb::clock::HybridClock;
+use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions};
+use dockv::doc_key::DocKey;
+use dockv::value::{PrimitiveValue, Ttl, Value};
+use dockv::{HybridTime, KeyEntryValue};
+use engine::MemEngine;
+
+fn open() -> DocDb<MemEngine> {
+    let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+    let engine = MemEngine::with_compaction_filter(Some(policy.clone()));
+    DocDb::open(engine, policy, DocDbOptions::default()).expect("open")
+}
+
+fn doc_key(name: &str) -> Vec<u8> {
+    let slot = dockv::hash::redis_hash_slot(name.as_bytes());
+    DocKey::with_hash(slot, vec![KeyEntryValue::string(name)], vec![]).encode()
+}
+
+fn child(doc_key: &[u8], field: &str) -> Vec<u8> {
+    let mut path = doc_key.to_vec();
+    KeyEntryValue::string(field).encode_to(&mut path);
+    path
+}
+
+/// Writes `(path, value)` pairs in one `write_now` batch; returns its time.
+fn write(db: &DocDb<MemEngine>, pairs: &[(&[u8], Value)]) -> HybridTime {
+    db.write_now(|ht| {
+        let mut batch = db.batch(ht);
+        for (path, value) in pairs {
+            batch.set_encoded_path(path.to_vec(), value.clone())?;
+        }
+        batch.commit()?;
+        Ok(ht)
+    })
+    .expect("write")
+}
+
+/// What the writer sees at the root of `doc_key` and at its child `field`, twice through one
+/// view (the second root lookup is the view's own), as a live payload or `None`.
+fn writer_reads(
+    db: &DocDb<MemEngine>,
+    doc_key: &[u8],
+    field: &str,
+) -> (Option<PrimitiveValue>, Option<PrimitiveValue>) {
+    db.write_now(|ht| {
+        let mut view = db.view(doc_key, ReadOptions::at(ht))?;
+        let live = |r: Option<docdb::VisibleRecord>| r.filter(|r| r.is_live()).map(|r| r.payload);
+        let root = live(view.record(doc_key)?);
+        let field = live(view.record(&child(doc_key, field))?);
+        assert_eq!(
+            live(view.record(doc_key)?),
+            root,
+            "the view's second root lookup"
+        );
+        Ok((root, field))
+    })
+    .expect("writer read")
+}
+
+fn string(s: &str) -> PrimitiveValue {
+    PrimitiveValue::String(s.as_bytes().to_vec())
+}
+
+#[test]
+fn the_writer_sees_every_change_to_a_root_it_read() {
+    let db = open();
+    let h = doc_key("h");
+    let f = child(&h, "f");
+    let created = write(
+        &db,
+        &[
+            (&h, Value::new(PrimitiveValue::Object)),
+            (&f, Value::new(string("1"))),
+        ],
+    );
+    let hash = (Some(PrimitiveValue::Object), Some(string("1")));
+    // Read twice: the second time the root may come from the writer's cache.
+    assert_eq!(writer_reads(&db, &h, "f"), hash);
+    assert_eq!(writer_reads(&db, &h, "f"), hash);
+
+    // A field write leaves the root as it was.
+    write(&db, &[(&f, Value::new(string("2")))]);
+    assert_eq!(
+        writer_reads(&db, &h, "f"),
+        (Some(PrimitiveValue::Object), Some(string("2")))
+    );
+
+    // A tombstone at the root hides it and every older child.
+    write(&db, &[(&h, Value::tombstone())]);
+    assert_eq!(writer_reads(&db, &h, "f"), (None, None));
+
+    // Recreated as a set: the old field stays hidden under the newer marker.
+    write(&db, &[(&h, Value::new(PrimitiveValue::RedisSet))]);
+    assert_eq!(
+        writer_reads(&db, &h, "f"),
+        (Some(PrimitiveValue::RedisSet), None)
+    );
+    assert_eq!(
+        writer_reads(&db, &h, "f"),
+        (Some(PrimitiveValue::RedisSet), None)
+    );
+
+    // Replaced by a marker with a 1 ms TTL: gone once it lapses.
+    write(
+        &db,
+        &[(&h, Value::with_ttl(PrimitiveValue::Object, Some(Ttl(1))))],
+    );
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert_eq!(writer_reads(&db, &h, "f"), (None, None));
+    assert_eq!(writer_reads(&db, &h, "f"), (None, None));
+
+    // Readers at the time of the first write, not the writer, see the hash as it was then.
+    let mut past = db.view(&h, ReadOptions::at(created)).expect("view");
+    let payload = past.record(&h).expect("past root").map(|r| r.payload);
+    assert_eq!(payload, Some(PrimitiveValue::Object));
+}
+
+#[test]
+fn roots_of_other_documents_stay_apart() {
+    let db = open();
+    let (a, b) = (doc_key("a"), doc_key("b"));
+    write(
+        &db,
+        &[
+            (&a, Value::new(PrimitiveValue::Object)),
+            (&b, Value::new(PrimitiveValue::RedisList)),
+        ],
+    );
+    assert_eq!(writer_reads(&db, &a, "x").0, Some(PrimitiveValue::Object));
+    assert_eq!(
+        writer_reads(&db, &b, "x").0,
+        Some(PrimitiveValue::RedisList)
+    );
+    write(&db, &[(&a, Value::tombstone())]);
+    assert_eq!(writer_reads(&db, &a, "x").0, None);
+    assert_eq!(
+        writer_reads(&db, &b, "x").0,
+        Some(PrimitiveValue::RedisList)
+    );
+}
