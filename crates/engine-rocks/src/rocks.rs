@@ -101,6 +101,7 @@ impl RocksEngine {
         }
         if config.statistics {
             options.enable_statistics();
+            options.set_statistics_level(rocksdb::statistics::StatsLevel::ExceptHistogramOrTimers);
         }
         let manual = config.compaction_filter_factory.map(|factory| {
             let manual = Arc::new(ManualCompaction::default());
