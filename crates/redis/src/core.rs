@@ -93,6 +93,8 @@ pub struct Core<E: Engine> {
     writes_run: AtomicU64,
     /// Every write counted in `writes_run` up to this one is in the log file.
     writes_flushed: AtomicU64,
+    /// ... and up to this one on the disk (`fsync always`).
+    writes_synced: AtomicU64,
     /// Connected clients now.
     pub clients: AtomicUsize,
     /// When the server started.
@@ -113,6 +115,7 @@ impl<E: Engine> Core<E> {
             next_client_id: AtomicU64::new(1),
             writes_run: AtomicU64::new(0),
             writes_flushed: AtomicU64::new(0),
+            writes_synced: AtomicU64::new(0),
             clients: AtomicUsize::new(0),
             started: Instant::now(),
         }
@@ -142,13 +145,22 @@ impl<E: Engine> Core<E> {
     /// already flushed skip theirs.
     pub fn commit_wal(&self, session: &mut Session) -> docdb::Result<()> {
         let mine = std::mem::take(&mut session.last_write);
-        if mine == 0 || self.writes_flushed.load(Ordering::SeqCst) >= mine {
+        let sync = self.config().fsync == Fsync::Always;
+        // A flush without sync does not do for `fsync always` (CONFIG SET may switch).
+        let done = if sync {
+            &self.writes_synced
+        } else {
+            &self.writes_flushed
+        };
+        if mine == 0 || done.load(Ordering::SeqCst) >= mine {
             return Ok(());
         }
         let covered = self.writes_run.load(Ordering::SeqCst);
-        let sync = self.config().fsync == Fsync::Always;
         self.store.docdb().flush_wal(sync)?;
         self.writes_flushed.fetch_max(covered, Ordering::SeqCst);
+        if sync {
+            self.writes_synced.fetch_max(covered, Ordering::SeqCst);
+        }
         Ok(())
     }
 
