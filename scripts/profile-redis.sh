@@ -52,7 +52,7 @@ trap 'exit 130' INT TERM
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 bench() {
   redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -n "$n" -r 1000000 -P "$pipeline" -t "$1" -q \
-    | tr '\r' '\n' | grep 'requests per second' | tail -1 | awk '{ print $2 }'
+    | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | awk '{ print $1 }'
 }
 
 echo "| command | rps | kernel | RocksDB | memory | tokio | docdb |"
