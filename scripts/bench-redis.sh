@@ -42,42 +42,9 @@ ensure_build_prereqs
 (cd "$root" && cargo build --release --quiet --workspace --all-targets)
 docdb="$CARGO_TARGET_DIR/release/docdb"
 
-if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null \
-  || ! command -v redis-cli >/dev/null; then
-  echo "==> installing redis-server and redis-tools" >&2
-  apt_install redis-server redis-tools \
-    || { echo "error: redis-server/redis-benchmark missing and apt-get failed" >&2; exit 1; }
-fi
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/bench-redis.XXXXXX")"
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# Waits until the server on port $1 answers PING (up to 30 s).
-wait_ready() {
-  local i
-  for i in $(seq 300); do
-    if [ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" = PONG ]; then return 0; fi
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "error: the server exited at startup (log: $2)" >&2; cat "$2" >&2; return 1
-    fi
-    sleep 0.1
-  done
-  echo "error: no PONG from port $1 within 30 s" >&2
-  return 1
-}
+source "$root/scripts/redis-bench-common.sh"
+ensure_redis_tools
+make_work_dir bench-redis
 
 # Starts server $1 (redis-aof, redis-plain or docdb) over a fresh directory; sets $port.
 start_server() {

@@ -33,23 +33,12 @@ source "$root/scripts/prereqs.sh"
 ensure_build_prereqs
 (cd "$root" && cargo build --release --quiet --workspace --all-targets)
 docdb="$CARGO_TARGET_DIR/release/docdb"
-for tool in perf redis-benchmark redis-cli; do
-  command -v "$tool" >/dev/null || { echo "error: $tool is not installed" >&2; exit 1; }
-done
+source "$root/scripts/redis-bench-common.sh"
+ensure_redis_tools
+command -v perf >/dev/null || { echo "error: perf is not installed (Debian: linux-perf)" >&2; exit 1; }
+make_work_dir profile-redis
+port="$(free_port)"
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/profile-redis.XXXXXX")"
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 bench() {
   redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -n "$n" -r 1000000 -P "$pipeline" -t "$1" -q \
     | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | awk '{ print $1 }'
@@ -62,10 +51,7 @@ for cmd in ${tests//,/ }; do
   "$docdb" serve --data-dir "$work/data" --listen "127.0.0.1:$port" --metrics-listen off \
     >"$work/server.log" 2>&1 &
   server_pid=$!
-  for _ in $(seq 100); do
-    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
-    sleep 0.1
-  done
+  wait_ready "$port" "$work/server.log"
   case "$cmd" in
     get) bench set >/dev/null ;;
     lpop) bench lpush >/dev/null; bench rpush >/dev/null ;;
