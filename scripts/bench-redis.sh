@@ -36,15 +36,8 @@ case "$redis_mode" in
   *) echo "error: --redis-mode is aof, plain or both" >&2; exit 2 ;;
 esac
 
-source "$root/scripts/prereqs.sh"
-ensure_build_prereqs
-# Same package selection as the test command, so the RocksDB build is shared.
-(cd "$root" && cargo build --release --quiet --workspace --all-targets)
-docdb="$CARGO_TARGET_DIR/release/docdb"
-
 source "$root/scripts/redis-bench-common.sh"
-ensure_redis_tools
-make_work_dir bench-redis
+setup_redis_bench bench-redis
 
 # Starts server $1 (redis-aof, redis-plain or docdb) over a fresh directory; sets $port.
 start_server() {

@@ -29,14 +29,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-source "$root/scripts/prereqs.sh"
-ensure_build_prereqs
-(cd "$root" && cargo build --release --quiet --workspace --all-targets)
-docdb="$CARGO_TARGET_DIR/release/docdb"
 source "$root/scripts/redis-bench-common.sh"
-ensure_redis_tools
 command -v perf >/dev/null || { echo "error: perf is not installed (Debian: linux-perf)" >&2; exit 1; }
-make_work_dir profile-redis
+setup_redis_bench profile-redis
 port="$(free_port)"
 
 bench() {
@@ -74,6 +69,12 @@ for cmd in ${tests//,/ }; do
         else if ($0 ~ /tokio|mio::/) t += share
         else d += share
       }
-      END { printf "| %s | %.0f | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
-            toupper(cmd), rps, k, r, m, t, d }'
+      END {
+        if (k + r + m + t + d == 0) {
+          printf "| %s | %.0f | no samples: the run ended first (raise -n) |\n", toupper(cmd), rps
+        } else {
+          printf "| %s | %.0f | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n",
+            toupper(cmd), rps, k, r, m, t, d
+        }
+      }'
 done

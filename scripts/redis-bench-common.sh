@@ -1,6 +1,18 @@
 #!/usr/bin/env bash
-# Shared by the Redis benchmark scripts (sourced after prereqs.sh): Redis's tools installed
+# Shared by the Redis benchmark scripts (sourced): the release build, Redis's tools installed
 # if missing, a temporary work directory, and the server started there stopped on exit.
+
+source "$(dirname "${BASH_SOURCE[0]}")/prereqs.sh"
+
+# Builds docdb (setting $docdb), installs Redis's tools and makes $work (named after $1).
+setup_redis_bench() {
+  ensure_build_prereqs
+  # Same package selection as the test command, so the RocksDB build is shared.
+  (cd "$(dirname "${BASH_SOURCE[0]}")/.." && cargo build --release --quiet --workspace --all-targets)
+  docdb="$CARGO_TARGET_DIR/release/docdb"
+  ensure_redis_tools
+  make_work_dir "$1"
+}
 
 ensure_redis_tools() {
   if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null \
