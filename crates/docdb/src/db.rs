@@ -262,6 +262,8 @@ pub struct DocView<'a, E: Engine> {
     doc_key_len: usize,
     /// Reads at the in-flight `write_now` write's time, so the root cache serves them.
     writer: bool,
+    /// The root cache's commit count when the view was made.
+    commits_before: u64,
 }
 
 impl<'a, E: Engine> DocView<'a, E> {
@@ -285,7 +287,9 @@ impl<'a, E: Engine> DocView<'a, E> {
             &mut self.root,
         )?;
         if cached_root && let (Some(found), Some(level)) = (&record, self.root) {
-            self.db.roots.remember(path, found, level, &self.opts);
+            self.db
+                .roots
+                .remember(path, found, level, &self.opts, self.commits_before);
         }
         Ok(record)
     }
@@ -439,14 +443,18 @@ impl<E: Engine> DocDb<E> {
     /// Lookups in the document `doc_key` as of `opts.read_ht` through one iterator, reading
     /// the document's root once (a Redis command's type check and field lookups).
     pub fn view(&self, doc_key: &[u8], opts: ReadOptions) -> Result<DocView<'_, E>> {
-        Ok(self.view_on(self.doc_iterator(doc_key)?, doc_key, opts))
+        let commits_before = self.roots.commits();
+        let iter = self.doc_iterator(doc_key)?;
+        Ok(self.view_on(iter, doc_key, opts, commits_before))
     }
 
+    /// A view on `iter`, made (or re-aimed) after the root cache counted `commits_before`.
     fn view_on<'a>(
         &'a self,
         iter: E::Iter<'a>,
         doc_key: &[u8],
         opts: ReadOptions,
+        commits_before: u64,
     ) -> DocView<'a, E> {
         let in_flight = self.in_flight.load(Ordering::SeqCst);
         let writer =
@@ -458,6 +466,7 @@ impl<E: Engine> DocDb<E> {
             db: self,
             doc_key_len: doc_key.len(),
             writer,
+            commits_before,
         }
     }
 
@@ -470,6 +479,7 @@ impl<E: Engine> DocDb<E> {
         doc_key: &[u8],
         opts: ReadOptions,
     ) -> Result<DocView<'a, E>> {
+        let commits_before = self.roots.commits();
         let mut iter = match recycled {
             Some(iter) => iter,
             None => self.view_iterator()?,
@@ -478,7 +488,7 @@ impl<E: Engine> DocDb<E> {
         upper.extend_from_slice(doc_key);
         upper.push(0xFF);
         iter.reset(Some(doc_key), Some(&upper))?;
-        Ok(self.view_on(iter, doc_key, opts))
+        Ok(self.view_on(iter, doc_key, opts, commits_before))
     }
 
     /// An iterator for [`Self::view_reusing`]: unbounded, each view narrowing it to one

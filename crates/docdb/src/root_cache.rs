@@ -7,9 +7,11 @@
 //! or TTL merge record): nothing else can hide a root. Every such write goes through
 //! [`RootCache::forget_written`] before it reaches the engine. Only reads at the in-flight
 //! write's own time use the cache, and those run under the writer lock, after every earlier
-//! write has landed.
+//! write has landed. A root read while some batch committed (a writer not using `write_now`)
+//! is not kept: it may predate that batch.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use dockv::KeyEntryType;
@@ -26,11 +28,18 @@ const MAX_ROOTS: usize = 65_536;
 #[derive(Default)]
 pub(crate) struct RootCache {
     roots: Mutex<HashMap<Vec<u8>, (VisibleRecord, RootLevel)>>,
+    /// Batches committed so far (counted before each reaches the engine).
+    commits: AtomicU64,
 }
 
 impl RootCache {
     fn lock(&self) -> MutexGuard<'_, HashMap<Vec<u8>, (VisibleRecord, RootLevel)>> {
         self.roots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The commit count to pass to [`Self::remember`] for reads starting now.
+    pub(crate) fn commits(&self) -> u64 {
+        self.commits.load(Ordering::SeqCst)
     }
 
     /// The root of `doc_key`, if kept.
@@ -39,13 +48,15 @@ impl RootCache {
     }
 
     /// Keeps the root of `doc_key` as read with `opts`, if it is a live collection root
-    /// that never expires.
+    /// that never expires and no batch committed since [`Self::commits`] returned
+    /// `commits_before` (before the read).
     pub(crate) fn remember(
         &self,
         doc_key: &[u8],
         record: &VisibleRecord,
         level: RootLevel,
         opts: &ReadOptions,
+        commits_before: u64,
     ) {
         let keeps = record.is_live()
             && record.expiration.ttl.is_none()
@@ -55,6 +66,10 @@ impl RootCache {
             return;
         }
         let mut roots = self.lock();
+        // Under the lock: a batch counted after this check forgets the root once it is in.
+        if self.commits() != commits_before {
+            return;
+        }
         if roots.len() >= MAX_ROOTS {
             roots.clear();
         }
@@ -64,6 +79,7 @@ impl RootCache {
     /// Forgets every root `batch` writes a record at.
     pub(crate) fn forget_written(&self, batch: &WriteBatch) {
         let mut roots = self.lock();
+        self.commits.fetch_add(1, Ordering::SeqCst);
         if roots.is_empty() {
             return;
         }

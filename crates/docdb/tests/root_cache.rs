@@ -145,3 +145,28 @@ fn roots_of_other_documents_stay_apart() {
         Some(PrimitiveValue::RedisList)
     );
 }
+
+/// A batch committed outside `write_now` while the writer reads (a caller mixing both) must
+/// not leave the writer a root older than that batch.
+#[test]
+fn a_root_read_during_another_commit_is_not_kept() {
+    let db = open();
+    let h = doc_key("h");
+    write(&db, &[(&h, Value::new(PrimitiveValue::Object))]);
+    db.write_now(|ht| {
+        // The view's iterator predates the tombstone below.
+        let mut view = db.view(&h, ReadOptions::at(ht))?;
+        let mut other = db.batch(db.clock().now());
+        other.set_encoded_path(h.clone(), Value::tombstone())?;
+        other.commit()?;
+        let seen = view.record(&h)?.map(|r| r.payload);
+        assert_eq!(
+            seen,
+            Some(PrimitiveValue::Object),
+            "the view's own snapshot"
+        );
+        Ok(())
+    })
+    .expect("writer");
+    assert_eq!(writer_reads(&db, &h, "f"), (None, None));
+}
