@@ -22,7 +22,7 @@ use crate::reader::{
     read_children_cached, read_subdocument, visible_record, visible_record_cached,
 };
 use crate::repack::TableRulesSource;
-use crate::root_cache::RootCache;
+use crate::root_cache::{RootCache, is_counter_path};
 use crate::subdoc::SubDocument;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 
@@ -274,11 +274,12 @@ impl<'a, E: Engine> DocView<'a, E> {
 
     /// The record visible at the encoded `path` of this document.
     pub fn record(&mut self, path: &[u8]) -> Result<Option<VisibleRecord>> {
-        let cached_root = self.writer && self.root.is_none() && path.len() == self.doc_key_len;
-        if cached_root && let Some((record, level)) = self.db.roots.get(path) {
-            self.root = Some(level);
-            return Ok(Some(record));
+        if self.writer
+            && let Some(kept) = self.kept(path)
+        {
+            return Ok(Some(kept));
         }
+        let root_known = self.root.is_some();
         let record = visible_record_cached(
             &mut self.iter,
             path,
@@ -286,12 +287,40 @@ impl<'a, E: Engine> DocView<'a, E> {
             &mut ReadStats::default(),
             &mut self.root,
         )?;
-        if cached_root && let (Some(found), Some(level)) = (&record, self.root) {
-            self.db
-                .roots
-                .remember(path, found, level, &self.opts, self.commits_before);
+        if self.writer
+            && let Some(found) = &record
+        {
+            self.keep(path, found, root_known);
         }
         Ok(record)
+    }
+
+    /// The root cache's record for `path`: the root before the view read it, or the
+    /// counter once the view knows the root.
+    fn kept(&mut self, path: &[u8]) -> Option<VisibleRecord> {
+        let doc_key = &path[..self.doc_key_len.min(path.len())];
+        if path.len() == self.doc_key_len && self.root.is_none() {
+            let (record, level) = self.db.roots.get(path)?;
+            self.root = Some(level);
+            return Some(record);
+        }
+        if self.root.is_some() && is_counter_path(path, self.doc_key_len) {
+            return self.db.roots.counter(doc_key);
+        }
+        None
+    }
+
+    /// Offers the root cache what the view read at `path` (the root, read first when
+    /// `root_known` is false, or the counter).
+    fn keep(&self, path: &[u8], record: &VisibleRecord, root_known: bool) {
+        let roots = &self.db.roots;
+        if path.len() == self.doc_key_len && !root_known {
+            if let Some(level) = self.root {
+                roots.remember(path, record, level, &self.opts, self.commits_before);
+            }
+        } else if is_counter_path(path, self.doc_key_len) {
+            roots.remember_counter(&path[..self.doc_key_len], record, self.commits_before);
+        }
     }
 
     /// The visible first-level children of `path` within `range`.

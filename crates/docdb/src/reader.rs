@@ -328,6 +328,13 @@ pub fn visible_record<I: EngineIterator>(
 #[derive(Debug, Clone, Copy)]
 pub struct RootLevel(Level);
 
+impl RootLevel {
+    /// The expiration the root passes down to records written below it.
+    pub(crate) fn expiration(&self) -> Expiration {
+        self.0.exp
+    }
+}
+
 /// [`visible_record`], taking the root's level from `root` when known and remembering it.
 pub(crate) fn visible_record_cached<I: EngineIterator>(
     iter: &mut I,

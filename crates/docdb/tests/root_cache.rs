@@ -170,3 +170,79 @@ fn a_root_read_during_another_commit_is_not_kept() {
     .expect("writer");
     assert_eq!(writer_reads(&db, &h, "f"), (None, None));
 }
+
+/// The counter path of `doc_key` (`%`, a list's or sorted set's length).
+fn counter(doc_key: &[u8]) -> Vec<u8> {
+    let mut path = doc_key.to_vec();
+    KeyEntryValue::Counter.encode_to(&mut path);
+    path
+}
+
+/// What the writer sees at the root and then the counter of `doc_key`, twice.
+fn writer_counter(db: &DocDb<MemEngine>, doc_key: &[u8]) -> Option<PrimitiveValue> {
+    let read = || {
+        db.write_now(|ht| {
+            let mut view = db.view(doc_key, ReadOptions::at(ht))?;
+            view.record(doc_key)?;
+            Ok(view
+                .record(&counter(doc_key))?
+                .filter(|r| r.is_live())
+                .map(|r| r.payload))
+        })
+        .expect("writer read")
+    };
+    let first = read();
+    assert_eq!(read(), first, "a second read of the counter");
+    first
+}
+
+#[test]
+fn the_writer_sees_every_change_to_a_counter_it_read() {
+    let db = open();
+    let l = doc_key("l");
+    let c = counter(&l);
+    let n = |v: i64| Value::new(PrimitiveValue::Int64(v));
+    write(
+        &db,
+        &[(&l, Value::new(PrimitiveValue::RedisList)), (&c, n(1))],
+    );
+    assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(1)));
+
+    // Newer values replace it, as a push or pop writes them.
+    for v in 2..5 {
+        write(&db, &[(&c, n(v))]);
+        assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(v)));
+    }
+
+    // Two values in one batch: the later write id wins.
+    write(&db, &[(&c, n(10)), (&c, n(11))]);
+    assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(11)));
+
+    // A value with a TTL is not kept: it lapses.
+    write(
+        &db,
+        &[(&c, Value::with_ttl(PrimitiveValue::Int64(12), Some(Ttl(1))))],
+    );
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert_eq!(writer_counter(&db, &l), None);
+
+    write(&db, &[(&c, n(20))]);
+    assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(20)));
+    // A tombstone there.
+    write(&db, &[(&c, Value::tombstone())]);
+    assert_eq!(writer_counter(&db, &l), None);
+
+    write(&db, &[(&c, n(30))]);
+    assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(30)));
+    // A version written in the past (outside `write_now`) hides nothing newer.
+    let mut past = db.batch(HybridTime::from_micros(1));
+    past.set_encoded_path(c.clone(), n(99)).expect("set");
+    past.commit().expect("commit");
+    assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(30)));
+
+    // The root replaced: the old counter is hidden under the new marker.
+    write(&db, &[(&l, Value::new(PrimitiveValue::RedisList))]);
+    assert_eq!(writer_counter(&db, &l), None);
+    write(&db, &[(&c, n(1))]);
+    assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(1)));
+}
