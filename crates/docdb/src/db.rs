@@ -298,16 +298,15 @@ impl<'a, E: Engine> DocView<'a, E> {
     /// The root cache's record for `path`: the root before the view read it, or the
     /// counter once the view knows the root.
     fn kept(&mut self, path: &[u8]) -> Option<VisibleRecord> {
-        let doc_key = &path[..self.doc_key_len.min(path.len())];
         if path.len() == self.doc_key_len && self.root.is_none() {
             let (record, level) = self.db.roots.get(path)?;
             self.root = Some(level);
-            return Some(record);
+            Some(record)
+        } else if self.root.is_some() && is_counter_path(path, self.doc_key_len) {
+            self.db.roots.counter(&path[..self.doc_key_len])
+        } else {
+            None
         }
-        if self.root.is_some() && is_counter_path(path, self.doc_key_len) {
-            return self.db.roots.counter(doc_key);
-        }
-        None
     }
 
     /// Offers the root cache what the view read at `path` (the root, read first when
