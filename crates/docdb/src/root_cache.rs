@@ -30,7 +30,7 @@ use crate::subdoc::ObjectKind;
 /// At most this many roots are kept; the cache starts over when full.
 const MAX_ROOTS: usize = 65_536;
 
-/// A kept root and, once read or written, its counter.
+/// A kept root and, once read, its counter.
 struct Kept {
     root: VisibleRecord,
     level: RootLevel,
