@@ -808,7 +808,7 @@ impl<E: Engine> DocDb<E> {
 
     pub(crate) fn write_engine_batch(&self, batch: &WriteBatch, ht: HybridTime) -> Result<()> {
         // Before the write lands: a root it changes must not be read from the cache after.
-        self.roots.forget_written(batch);
+        self.roots.apply_written(batch);
         let opts = WriteOptions {
             sync: self.options().sync_writes,
         };

@@ -9,7 +9,7 @@
 //! or TTL merge record): nothing else can hide a root. Likewise a kept counter is a live value
 //! without TTL or user timestamp under such a root, read once; a newer value of the same
 //! kind written there replaces it, anything else drops it. Every write goes through
-//! [`RootCache::forget_written`] before it reaches the engine. Only reads at the in-flight
+//! [`RootCache::apply_written`] before it reaches the engine. Only reads at the in-flight
 //! write's own time use the cache, and those run under the writer lock, after every earlier
 //! write has landed. A record read while some batch committed (a writer not using
 //! `write_now`) is not kept: it may predate that batch.
@@ -64,6 +64,17 @@ impl RootCache {
         self.roots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The lock, unless a batch committed since [`Self::commits`] returned `commits_before`:
+    /// what was read since may predate it. (Checked under the lock: a batch counted after
+    /// the check sees, and updates, what goes in.)
+    fn lock_unchanged(
+        &self,
+        commits_before: u64,
+    ) -> Option<MutexGuard<'_, HashMap<Vec<u8>, Kept>>> {
+        let roots = self.lock();
+        (self.commits() == commits_before).then_some(roots)
+    }
+
     /// The commit count to pass to [`Self::remember`] for reads starting now.
     pub(crate) fn commits(&self) -> u64 {
         self.commits.load(Ordering::SeqCst)
@@ -98,11 +109,9 @@ impl RootCache {
         if !keeps {
             return;
         }
-        let mut roots = self.lock();
-        // Under the lock: a batch counted after this check forgets the root once it is in.
-        if self.commits() != commits_before {
+        let Some(mut roots) = self.lock_unchanged(commits_before) else {
             return;
-        }
+        };
         if roots.len() >= MAX_ROOTS {
             roots.clear();
         }
@@ -125,17 +134,17 @@ impl RootCache {
         if !lasting(record) {
             return;
         }
-        let mut roots = self.lock();
-        if self.commits() != commits_before {
+        let Some(mut roots) = self.lock_unchanged(commits_before) else {
             return;
-        }
+        };
         if let Some(kept) = roots.get_mut(doc_key) {
             kept.counter = Some(record.clone());
         }
     }
 
-    /// Forgets every root `batch` writes a record at, and brings kept counters up to date.
-    pub(crate) fn forget_written(&self, batch: &WriteBatch) {
+    /// Forgets every root `batch` writes a record at, and brings kept counters up to date
+    /// (called before the batch reaches the engine).
+    pub(crate) fn apply_written(&self, batch: &WriteBatch) {
         let mut roots = self.lock();
         self.commits.fetch_add(1, Ordering::SeqCst);
         if roots.is_empty() {
