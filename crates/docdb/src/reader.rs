@@ -380,6 +380,8 @@ struct DocReader<'a> {
     target: Vec<u8>,
     /// `#` + the read time with the largest write id: the first version a read may see.
     read_suffix: Vec<u8>,
+    /// A root overwrite time and its encoding, for comparing record times as bytes.
+    overwrite_key: (DocHybridTime, Vec<u8>),
     opts: &'a ReadOptions,
     stats: &'a mut ReadStats,
     stack: Vec<Level>,
@@ -439,6 +441,7 @@ impl<'a> DocReader<'a> {
         DocReader {
             target: Vec::new(),
             read_suffix: Vec::new(),
+            overwrite_key: (DocHybridTime::MIN, Vec::new()),
             opts,
             stats,
             stack: Vec::new(),
@@ -583,14 +586,30 @@ impl<'a> DocReader<'a> {
     /// tombstone, say), so that it is hidden whatever its path. Skipping it without parsing
     /// the path leaves the level stack as processing it would: a hidden record pushes only
     /// its parent's state, which the next record's ancestors inherit anyway.
-    fn hidden_under_root(&self, key: &[u8], root_depth: usize, root_end: usize) -> bool {
+    fn hidden_under_root(&mut self, key: &[u8], root_depth: usize, root_end: usize) -> bool {
         let Some(root) = self.stack.get(root_depth) else {
             return false;
         };
-        if root.overwrite == DocHybridTime::MIN || key.get(root_end) == Some(&HYBRID_TIME_BYTE) {
+        let overwrite = root.overwrite;
+        if overwrite == DocHybridTime::MIN || key.get(root_end) == Some(&HYBRID_TIME_BYTE) {
             return false;
         }
-        matches!(DocHybridTime::decode_from_end(key), Ok((_, time)) if time <= root.overwrite)
+        if self.overwrite_key.0 != overwrite {
+            self.overwrite_key.1.clear();
+            overwrite.encode_to(&mut self.overwrite_key.1);
+            self.overwrite_key.0 = overwrite;
+        }
+        // Encoded times sort newest first, so "not newer" is "not below" as bytes; the time's
+        // length is in the low bits of the key's last byte. A malformed key is left to the
+        // full path, which reports it.
+        let Some(&last) = key.last() else {
+            return false;
+        };
+        let len = usize::from(last & 0x1F);
+        if len == 0 || len >= key.len() || key[key.len() - len - 1] != HYBRID_TIME_BYTE {
+            return false;
+        }
+        key[key.len() - len..] >= self.overwrite_key.1[..]
     }
 
     /// Fills levels up to `depth` (exclusive) with their parent's state: a path level without
