@@ -31,6 +31,9 @@ pub struct Args {
     /// Keys drawn from `key:000000000000` up to this many (as redis-benchmark's `-r`).
     #[arg(short = 'r', long, default_value_t = 1_000_000)]
     keyspace: u64,
+    /// SETs per RocksDB write (1: one write per command, as the server makes).
+    #[arg(long, default_value_t = 1)]
+    batch: u64,
     /// Where the database goes (a temporary directory by default).
     #[arg(long)]
     dir: Option<std::path::PathBuf>,
@@ -46,14 +49,18 @@ pub fn run(args: &Args) -> Result<()> {
     // redis-benchmark's default value: three bytes.
     let value = Value::new(PrimitiveValue::String(b"xxx".to_vec())).encode();
 
+    let per_batch = args.batch.max(1);
     let started = Instant::now();
+    let mut batch = WriteBatch::with_capacity(per_batch as usize);
     for i in 1..=args.requests {
         let mut key = keys.next_doc_key();
         key.push(KeyEntryType::HybridTime.as_u8());
         DocHybridTime::new(clock.now(), 0).encode_to(&mut key);
-        let mut batch = WriteBatch::with_capacity(1);
         batch.put(key, value.clone());
-        engine.write(&batch, WriteOptions { sync: false })?;
+        if i % per_batch == 0 || i == args.requests {
+            engine.write(&batch, WriteOptions { sync: false })?;
+            batch = WriteBatch::with_capacity(per_batch as usize);
+        }
         if i % WAL_FLUSH_EVERY == 0 {
             engine.flush_wal(false)?;
         }

@@ -227,6 +227,19 @@ fn set_args(rng: &mut Rng, k: String, v: &str) -> Vec<String> {
     args
 }
 
+/// A SET (sometimes with NX, XX or an expiry) or MSET: in a pipeline, runs of those that
+/// read nothing share a batch.
+fn blind_write_op(rng: &mut Rng) -> Op {
+    let args = if rng.chance(25) {
+        mset_args(rng)
+    } else {
+        let k = key(rng, STRINGS);
+        let v = rng.pick(VALUES);
+        set_args(rng, k, v)
+    };
+    Op::new(args, Cmp::Exact)
+}
+
 fn mset_args(rng: &mut Rng) -> Vec<String> {
     let mut args = args!["MSET"];
     for _ in 0..=rng.below(3) {
@@ -847,7 +860,12 @@ fn random_pipelines_match_redis() {
             let len = 1 + rng.below(16);
             let mut batch = Vec::with_capacity(len);
             while batch.len() < len {
-                let op = random_op(rng, now);
+                // Runs of SET and MSET share one batch in docdb: make them common.
+                let op = if rng.chance(30) {
+                    blind_write_op(rng)
+                } else {
+                    random_op(rng, now)
+                };
                 if op.special != Special::None {
                     // SPOP's pick and SCAN's cursor loop need commands between replies.
                     continue;

@@ -254,7 +254,8 @@ struct Writer {
     errors: Vec<String>,
 }
 
-/// Writes until the connection breaks: INCR, SET, RPUSH, INCR shared, over and over.
+/// Writes until the connection breaks: INCR, SET, four pipelined SETs (one batch in the
+/// server), RPUSH, INCR shared, over and over.
 fn crash_writer(addr: std::net::SocketAddr, t: usize, round: u64, mut w: Writer) -> Writer {
     let Ok(mut c) = docdb_redis::testkit::RespClient::connect(addr, Duration::from_secs(5)) else {
         return w;
@@ -281,6 +282,26 @@ fn crash_writer(addr: std::net::SocketAddr, t: usize, round: u64, mut w: Writer)
             Ok(Frame::Simple(s)) if s == "OK" => w.sets.push((key, value)),
             Ok(other) => w.errors.push(format!("SET {key}: {other:?}")),
             Err(_) => return w,
+        }
+        let piped: Vec<(String, String)> = (0..4)
+            .map(|j| {
+                (
+                    format!("crash:p:{t}:{round}:{i}:{j}"),
+                    format!("{round}.{i}.{j}"),
+                )
+            })
+            .collect();
+        for (key, value) in &piped {
+            if c.send(&["SET", key, value]).is_err() {
+                return w;
+            }
+        }
+        for (key, value) in piped {
+            match c.read_reply() {
+                Ok(Frame::Simple(s)) if s == "OK" => w.sets.push((key, value)),
+                Ok(other) => w.errors.push(format!("pipelined SET {key}: {other:?}")),
+                Err(_) => return w,
+            }
         }
         let element = format!("{round}.{i}");
         w.pushed.push((element.clone(), false));

@@ -13,7 +13,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::cmd::execute;
+use crate::cmd::{execute, execute_blind_run, is_blind_write};
 use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
 use crate::pubsub::Subscriber;
@@ -174,6 +174,8 @@ fn handle_input<E: Engine>(
     let configured = core.config().limits;
     // One engine iterator for every command of this read's requests.
     let iters = IterSlot::new();
+    // Consecutive writes that read nothing, run as one batch when the run ends.
+    let mut blind = Vec::new();
     let mut consumed = 0;
     let mut close = false;
     while consumed < input.len() {
@@ -190,6 +192,14 @@ fn handle_input<E: Engine>(
                 if args.is_empty() {
                     continue;
                 }
+                if is_blind_write(core, session, &args) {
+                    blind.push(args);
+                    if blind.len() >= MAX_BLIND_RUN {
+                        run_blind(core, session, &mut blind, &iters, output);
+                    }
+                    continue;
+                }
+                run_blind(core, session, &mut blind, &iters, output);
                 for reply in execute(core, session, &args, &iters) {
                     reply.encode_to(output);
                 }
@@ -200,6 +210,7 @@ fn handle_input<E: Engine>(
             }
             Err(FrameError::Incomplete) => break,
             Err(FrameError::Protocol(message)) => {
+                run_blind(core, session, &mut blind, &iters, output);
                 core.metrics.protocol_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(peer = %session.addr, %message, "protocol error; closing");
                 Frame::Error(message).encode_to(output);
@@ -208,8 +219,29 @@ fn handle_input<E: Engine>(
             }
         }
     }
+    run_blind(core, session, &mut blind, &iters, output);
     input.drain(..consumed);
     close
+}
+
+/// Blind writes gathered into one batch at most: bounds the batch a long pipeline builds.
+const MAX_BLIND_RUN: usize = 256;
+
+/// Runs the gathered blind writes (if any) as one batch and appends their replies.
+fn run_blind<'c, E: Engine>(
+    core: &'c Core<E>,
+    session: &mut Session,
+    requests: &mut Vec<Vec<Vec<u8>>>,
+    iters: &IterSlot<'c, E>,
+    output: &mut Vec<u8>,
+) {
+    if requests.is_empty() {
+        return;
+    }
+    for reply in execute_blind_run(core, session, requests, iters) {
+        reply.encode_to(output);
+    }
+    requests.clear();
 }
 
 /// Serves `GET /metrics` (Prometheus text format) from `listener` until shutdown.

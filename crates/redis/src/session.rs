@@ -3,6 +3,9 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
+use dockv::HybridTime;
+use dockv::value::Value;
+
 use crate::core::RuntimeConfig;
 use crate::pubsub::Subscriber;
 use crate::store::DbId;
@@ -33,6 +36,20 @@ pub struct Session {
     /// The group-commit sequence number of this connection's latest write command not yet
     /// known to be in the log file (0: none; see [`crate::core::Core::commit_wal`]).
     pub last_write: u64,
+    /// The open run of blind writes this connection's pipeline is gathering into one batch
+    /// (see [`crate::cmd::execute_blind_run`]); `None` outside such a run.
+    pub blind_run: Option<BlindRun>,
+}
+
+/// Writes that read nothing (SET, MSET), gathered from consecutive requests of a pipeline
+/// into one batch at one hybrid time: each request's pairs get later write ids than the
+/// previous request's, so the later request wins as it would alone.
+#[derive(Debug)]
+pub struct BlindRun {
+    /// The batch's hybrid time.
+    pub ht: HybridTime,
+    /// Encoded paths and values, in request order.
+    pub pairs: Vec<(Vec<u8>, Value)>,
 }
 
 impl Session {
@@ -50,6 +67,7 @@ impl Session {
             push,
             quit: false,
             last_write: 0,
+            blind_run: None,
         }
     }
 

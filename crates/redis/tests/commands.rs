@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use docdb::clock::{HybridClock, PhysicalClock};
 use docdb::{DocDb, DocDbOptions, GcPolicy};
-use docdb_redis::cmd::execute;
+use docdb_redis::cmd::{execute, execute_blind_run, is_blind_write};
 use docdb_redis::pubsub::Subscriber;
 use docdb_redis::session::Session;
 use docdb_redis::store::IterSlot;
@@ -455,4 +455,82 @@ fn flushdb_removes_more_keys_than_one_batch_and_only_its_own() {
     );
     assert_eq!(f.run("FLUSHALL"), ok());
     assert_eq!(f.run("DBSIZE"), int(0));
+}
+
+/// The hybrid time of each dump line, without its write id: `HT{ ... }` less any `w: n`.
+fn times_without_write_id(dump: &str) -> Vec<String> {
+    dump.lines()
+        .filter_map(|line| {
+            let start = line.find("HT{")?;
+            let end = start + line[start..].find('}')?;
+            let time = &line[start..=end];
+            Some(match time.find(" w: ") {
+                Some(w) => {
+                    let rest = &time[w + 4..];
+                    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
+                    format!("{}{}", &time[..w], &rest[digits..])
+                }
+                None => time.to_string(),
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
+    let mut f = Fixture::new();
+    let requests: Vec<Vec<Vec<u8>>> = [
+        "SET k 1",
+        "SET k 2 EX 100",
+        "MSET k 3 j 4",
+        "SET x y PX 5000",
+    ]
+    .iter()
+    .map(|r| r.split(' ').map(|a| a.as_bytes().to_vec()).collect())
+    .collect();
+    for r in &requests {
+        assert!(is_blind_write(&f.core, &f.session, r), "{r:?}");
+    }
+    let replies = execute_blind_run(&f.core, &mut f.session, &requests, &IterSlot::new());
+    assert_eq!(replies, vec![ok(); 4]);
+    assert_ne!(
+        f.session.last_write, 0,
+        "the run's write must be counted, or its reply could go out before the WAL flush"
+    );
+    // Later requests win, as they would one by one; MSET's k has no TTL left.
+    assert_eq!(f.run("GET k"), bulk("3"));
+    assert_eq!(f.run("TTL k"), int(-1));
+    assert_eq!(f.run("GET j"), bulk("4"));
+    assert_eq!(f.run("PTTL x"), int(5000));
+    let dump = f.dump();
+    let times = times_without_write_id(&dump);
+    assert_eq!(times.len(), 5, "{dump}");
+    assert!(times.iter().all(|t| *t == times[0]), "{dump}");
+    // The same requests one by one: a time each (so the check above can tell).
+    let mut alone = Fixture::new();
+    for r in &requests {
+        let replies = execute(&alone.core, &mut alone.session, r, &IterSlot::new());
+        assert_eq!(replies, vec![ok()]);
+    }
+    let dump = alone.dump();
+    let times = times_without_write_id(&dump);
+    assert_eq!(times.len(), 5, "{dump}");
+    assert!(times.iter().any(|t| *t != times[0]), "{dump}");
+
+    // Requests that read first, or are malformed, run alone.
+    for r in [
+        "SET k v NX",
+        "SET k v XX",
+        "SET k v GET",
+        "SET k v KEEPTTL",
+        "SET k v EX x",
+        "SET k",
+        "MSET k",
+        "MSET k v j",
+        "GET k",
+        "INCR k",
+    ] {
+        let args: Vec<Vec<u8>> = r.split(' ').map(|a| a.as_bytes().to_vec()).collect();
+        assert!(!is_blind_write(&f.core, &f.session, &args), "{r}");
+    }
 }

@@ -13,12 +13,13 @@ mod zsets;
 use std::collections::HashMap;
 
 use dockv::HybridTime;
+use dockv::value::Value;
 use engine::Engine;
 
 use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
-use crate::session::Session;
+use crate::session::{BlindRun, Session};
 use crate::store::{DbId, IterSlot, KeyInfo, Reads, RedisType, Store};
 
 /// A command writes.
@@ -216,6 +217,76 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
     pub fn name(&self) -> String {
         String::from_utf8_lossy(&self.args[0]).to_lowercase()
     }
+
+    /// Runs a write that reads nothing: `write` gets the write's hybrid time and pushes the
+    /// encoded paths and values to write. Inside a run of such requests (see
+    /// [`execute_blind_run`]) they join the run's batch; otherwise they are written at once.
+    pub fn write_blind(
+        &mut self,
+        write: impl FnOnce(HybridTime, &mut Vec<(Vec<u8>, Value)>) -> CmdResult<Frame>,
+    ) -> CmdResult<Frame> {
+        if let Some(run) = self.session.blind_run.as_mut() {
+            let mark = run.pairs.len();
+            let reply = write(run.ht, &mut run.pairs);
+            if reply.is_err() {
+                // Nothing of a failed request is written.
+                run.pairs.truncate(mark);
+            }
+            return reply;
+        }
+        let mut pairs = Vec::new();
+        self.store().write(|batch, ht| {
+            let reply = write(ht, &mut pairs)?;
+            for (path, value) in pairs.drain(..) {
+                batch.set_encoded_path(path, value)?;
+            }
+            Ok(reply)
+        })
+    }
+}
+
+/// Whether `args` may join a run of blind writes: a write that reads nothing (see
+/// [`strings::is_blind_write`]) on a connection in its normal state (authenticated, not
+/// subscribed), where [`dispatch`] would run it without refusing.
+pub fn is_blind_write<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec<u8>]) -> bool {
+    strings::is_blind_write(args) && !session.subscribed() && !session.needs_auth(&core.config())
+}
+
+/// Runs consecutive blind writes of one pipeline (each passing [`is_blind_write`]) as one
+/// batch at one hybrid time, and returns their replies in order. One RocksDB write and one
+/// clock reading serve them all; the result is what running them one by one would leave.
+pub fn execute_blind_run<'c, E: Engine>(
+    core: &'c Core<E>,
+    session: &mut Session,
+    requests: &[Vec<Vec<u8>>],
+    iters: &IterSlot<'c, E>,
+) -> Vec<Frame> {
+    if let [one] = requests {
+        return execute(core, session, one, iters);
+    }
+    let mut replies = Vec::with_capacity(requests.len());
+    let written = core.store.write(|batch, ht| {
+        session.blind_run = Some(BlindRun {
+            ht,
+            pairs: Vec::with_capacity(requests.len()),
+        });
+        for args in requests {
+            replies.extend(execute(core, session, args, iters));
+        }
+        let pairs = session.blind_run.take().map(|run| run.pairs);
+        for (path, value) in pairs.unwrap_or_default() {
+            batch.set_encoded_path(path, value)?;
+        }
+        Ok(())
+    });
+    session.blind_run = None;
+    // Counted once the batch is in the log buffer, so that a WAL flush counted past this
+    // number covers it (see `Core::commit_wal`).
+    session.last_write = core.count_write();
+    match written {
+        Ok(()) => replies,
+        Err(e) => vec![e.to_frame(); requests.len()],
+    }
 }
 
 /// Runs one request and returns its reply (errors included). `out` receives replies sent
@@ -260,8 +331,9 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.core.monitor(ctx.session, ctx.args);
     let started = std::time::Instant::now();
     let result = (spec.run)(ctx);
-    if spec.flags & WRITE != 0 {
-        // Counted even when it failed: part of it may be in the log buffer.
+    if spec.flags & WRITE != 0 && ctx.session.blind_run.is_none() {
+        // Counted even when it failed: part of it may be in the log buffer. A blind run's
+        // requests are counted once, after its batch is written.
         ctx.session.last_write = ctx.core.count_write();
     }
     ctx.core

@@ -72,6 +72,13 @@ struct SetOptions {
     expiry: Expiry,
 }
 
+impl SetOptions {
+    /// Whether SET must read the key first: for NX, XX, GET or KEEPTTL.
+    fn reads_state(&self) -> bool {
+        self.nx || self.xx || self.get || matches!(self.expiry, Expiry::Keep)
+    }
+}
+
 fn parse_set_options(args: &[Vec<u8>]) -> CmdResult<SetOptions> {
     let mut opts = SetOptions {
         nx: false,
@@ -139,13 +146,19 @@ fn set<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let opts = parse_set_options(&ctx.args[3..])?;
     let dk = ctx.key(1);
     let value = ctx.arg(2).to_vec();
-    let needs_state = opts.nx || opts.xx || opts.get || matches!(opts.expiry, Expiry::Keep);
+    if !opts.reads_state() {
+        return ctx.write_blind(|ht, pairs| {
+            let ttl = match opts.expiry {
+                Expiry::In(ms) => Some(Ttl(ms)),
+                Expiry::At(at) => Some(Ttl(ms_until(ht, at))),
+                Expiry::None | Expiry::Keep => None,
+            };
+            pairs.push((dk, set_value(value, ttl)));
+            Ok(ok())
+        });
+    }
     ctx.store().write(|batch, ht| {
-        let info = if needs_state {
-            ctx.key_info(&dk, ht)?
-        } else {
-            None
-        };
+        let info = ctx.key_info(&dk, ht)?;
         let old = match (&info, opts.get) {
             (Some(info), true) => {
                 info.expect(RedisType::String)?;
@@ -161,11 +174,7 @@ fn set<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                 Expiry::At(at) => Some(Ttl(ms_until(ht, at))),
                 Expiry::Keep => info.as_ref().and_then(|i| i.remaining_ttl(ht)),
             };
-            if ttl.is_some_and(|t| t.0 <= 0) {
-                batch.set_encoded_path(dk.clone(), Value::tombstone())?;
-            } else {
-                batch.set_encoded_path(dk.clone(), string_value(value, ttl))?;
-            }
+            batch.set_encoded_path(dk.clone(), set_value(value, ttl))?;
         }
         Ok(if opts.get {
             bulk_or_null(old)
@@ -175,6 +184,30 @@ fn set<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             ok()
         })
     })
+}
+
+/// What SET writes: the string, or a tombstone when its expiry time has already passed.
+fn set_value(value: Vec<u8>, ttl: Option<Ttl>) -> Value {
+    if ttl.is_some_and(|t| t.0 <= 0) {
+        Value::tombstone()
+    } else {
+        string_value(value, ttl)
+    }
+}
+
+/// Whether `args` (a whole request) is a write that reads nothing: SET without NX, XX, GET
+/// or KEEPTTL, or MSET, with valid arguments. Such requests may share one batch.
+pub(super) fn is_blind_write(args: &[Vec<u8>]) -> bool {
+    let Some(name) = args.first() else {
+        return false;
+    };
+    if is(name, "set") {
+        args.len() >= 3 && parse_set_options(&args[3..]).is_ok_and(|o| !o.reads_state())
+    } else if is(name, "mset") {
+        args.len() >= 3 && args.len() % 2 == 1
+    } else {
+        false
+    }
 }
 
 fn set_with_ttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>, unit_ms: i64) -> CmdResult<Frame> {
@@ -239,14 +272,15 @@ fn mset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if ctx.args.len().is_multiple_of(2) {
         return Err(super::wrong_arity("mset"));
     }
-    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (1..ctx.args.len())
+    let keys: Vec<(Vec<u8>, Vec<u8>)> = (1..ctx.args.len())
         .step_by(2)
         .map(|i| (ctx.key(i), ctx.arg(i + 1).to_vec()))
         .collect();
-    ctx.store().write(|batch, _| {
-        for (dk, value) in pairs {
-            batch.set_encoded_path(dk, string_value(value, None))?;
-        }
+    ctx.write_blind(|_, pairs| {
+        pairs.extend(
+            keys.into_iter()
+                .map(|(dk, value)| (dk, string_value(value, None))),
+        );
         Ok(ok())
     })
 }
