@@ -401,6 +401,40 @@ fn pipelining() {
     });
 }
 
+/// Long runs of pipelined SET and MSET (which docdb writes in batches of a bounded count and
+/// size) followed by reads of every key: each reply in order, the last write of a key winning.
+#[test]
+fn pipelined_set_runs_longer_than_a_batch() {
+    on_both(&[], |server| {
+        let (mut request, mut reply) = (Vec::new(), Vec::new());
+        // 600 small SETs: more than one batch by count; every key written twice.
+        for i in 0..600 {
+            request.extend(cmd(&["SET", &format!("r{}", i % 300), &format!("v{i}")]));
+            reply.extend(b"+OK\r\n");
+        }
+        // Values of 300 KiB: more than one batch by size.
+        let big: Vec<String> = (0..8).map(|i| format!("{i}").repeat(300 << 10)).collect();
+        for (i, value) in big.iter().enumerate() {
+            request.extend(cmd(&["MSET", &format!("b{i}"), value, "m", &i.to_string()]));
+            reply.extend(b"+OK\r\n");
+        }
+        for i in 0..300 {
+            request.extend(cmd(&["GET", &format!("r{i}")]));
+            let value = format!("v{}", i + 300);
+            reply.extend(format!("${}\r\n{value}\r\n", value.len()).as_bytes());
+        }
+        for (i, value) in big.iter().enumerate() {
+            request.extend(cmd(&["STRLEN", &format!("b{i}")]));
+            reply.extend(format!(":{}\r\n", value.len()).as_bytes());
+        }
+        request.extend(cmd(&["GET", "m"]));
+        reply.extend(b"$1\r\n7\r\n");
+        let mut raw = server.raw();
+        raw.send(&request);
+        raw.expect(&reply, "pipelined SET and MSET runs, then reads");
+    });
+}
+
 /// QUIT answers +OK and closes; nothing pipelined after it runs.
 #[test]
 fn quit_closes_the_connection() {

@@ -175,7 +175,7 @@ fn handle_input<E: Engine>(
     // One engine iterator for every command of this read's requests.
     let iters = IterSlot::new();
     // Consecutive writes that read nothing, run as one batch when the run ends.
-    let mut blind = Vec::new();
+    let mut blind = Gathered::default();
     let mut consumed = 0;
     let mut close = false;
     while consumed < input.len() {
@@ -193,8 +193,7 @@ fn handle_input<E: Engine>(
                     continue;
                 }
                 if is_blind_write(core, session, &args) {
-                    blind.push(args);
-                    if blind.len() >= MAX_BLIND_RUN {
+                    if blind.push(args) {
                         run_blind(core, session, &mut blind, &iters, output);
                     }
                     continue;
@@ -224,24 +223,43 @@ fn handle_input<E: Engine>(
     close
 }
 
-/// Blind writes gathered into one batch at most: bounds the batch a long pipeline builds.
+/// Blind writes gathered into one batch at most, and their arguments' bytes: bound what a
+/// long pipeline holds twice (its requests, then the batch) before it is written.
 const MAX_BLIND_RUN: usize = 256;
+const MAX_BLIND_BYTES: usize = 1 << 20;
+
+/// Blind writes gathered from consecutive requests, run as one batch when the run ends.
+#[derive(Default)]
+struct Gathered {
+    requests: Vec<Vec<Vec<u8>>>,
+    bytes: usize,
+}
+
+impl Gathered {
+    /// Adds a request; true when the run is full and must run now.
+    fn push(&mut self, args: Vec<Vec<u8>>) -> bool {
+        self.bytes += args.iter().map(Vec::len).sum::<usize>();
+        self.requests.push(args);
+        self.requests.len() >= MAX_BLIND_RUN || self.bytes >= MAX_BLIND_BYTES
+    }
+}
 
 /// Runs the gathered blind writes (if any) as one batch and appends their replies.
 fn run_blind<'c, E: Engine>(
     core: &'c Core<E>,
     session: &mut Session,
-    requests: &mut Vec<Vec<Vec<u8>>>,
+    gathered: &mut Gathered,
     iters: &IterSlot<'c, E>,
     output: &mut Vec<u8>,
 ) {
-    if requests.is_empty() {
+    if gathered.requests.is_empty() {
         return;
     }
-    for reply in execute_blind_run(core, session, requests, iters) {
+    for reply in execute_blind_run(core, session, &gathered.requests, iters) {
         reply.encode_to(output);
     }
-    requests.clear();
+    gathered.requests.clear();
+    gathered.bytes = 0;
 }
 
 /// Serves `GET /metrics` (Prometheus text format) from `listener` until shutdown.
