@@ -227,15 +227,16 @@ fn set_args(rng: &mut Rng, k: String, v: &str) -> Vec<String> {
     args
 }
 
-/// A SET (sometimes with NX, XX or an expiry) or MSET: in a pipeline, runs of those that
-/// read nothing share a batch.
+/// A SET (sometimes with NX, XX or an expiry), MSET, SETEX or PSETEX: in a pipeline, runs
+/// of those that read nothing share a batch.
 fn blind_write_op(rng: &mut Rng) -> Op {
-    let args = if rng.chance(25) {
-        mset_args(rng)
-    } else {
-        let k = key(rng, STRINGS);
-        let v = rng.pick(VALUES);
-        set_args(rng, k, v)
+    let k = key(rng, STRINGS);
+    let v = rng.pick(VALUES);
+    let args = match rng.below(8) {
+        0 | 1 => mset_args(rng),
+        2 => args!["SETEX", k, rng.pick(&["100", "0", "x"]), v],
+        3 => args!["PSETEX", k, rng.pick(&["100000", "-1"]), v],
+        _ => set_args(rng, k, v),
     };
     Op::new(args, Cmp::Exact)
 }

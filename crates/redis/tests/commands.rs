@@ -484,6 +484,9 @@ fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
         "SET k 2 EX 100",
         "MSET k 3 j 4",
         "SET x y PX 5000",
+        "SETEX e 0 v",
+        "SETEX e 50 v",
+        "PSETEX p 7000 v",
     ]
     .iter()
     .map(|r| r.split(' ').map(|a| a.as_bytes().to_vec()).collect())
@@ -492,7 +495,9 @@ fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
         assert!(is_blind_write(&f.core, &f.session, r), "{r:?}");
     }
     let replies = execute_blind_run(&f.core, &mut f.session, &requests, &IterSlot::new());
-    assert_eq!(replies, vec![ok(); 4]);
+    let invalid = Frame::Error("ERR invalid expire time in 'setex' command".into());
+    let expected = [ok(), ok(), ok(), ok(), invalid.clone(), ok(), ok()];
+    assert_eq!(replies, expected);
     assert_ne!(
         f.session.last_write, 0,
         "the run's write must be counted, or its reply could go out before the WAL flush"
@@ -502,19 +507,21 @@ fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
     assert_eq!(f.run("TTL k"), int(-1));
     assert_eq!(f.run("GET j"), bulk("4"));
     assert_eq!(f.run("PTTL x"), int(5000));
+    assert_eq!(f.run("TTL e"), int(50));
+    assert_eq!(f.run("PTTL p"), int(7000));
     let dump = f.dump();
     let times = times_without_write_id(&dump);
-    assert_eq!(times.len(), 5, "{dump}");
+    assert_eq!(times.len(), 7, "{dump}");
     assert!(times.iter().all(|t| *t == times[0]), "{dump}");
     // The same requests one by one: a time each (so the check above can tell).
     let mut alone = Fixture::new();
-    for r in &requests {
+    for (r, reply) in requests.iter().zip(&expected) {
         let replies = execute(&alone.core, &mut alone.session, r, &IterSlot::new());
-        assert_eq!(replies, vec![ok()]);
+        assert_eq!(replies, vec![reply.clone()]);
     }
     let dump = alone.dump();
     let times = times_without_write_id(&dump);
-    assert_eq!(times.len(), 5, "{dump}");
+    assert_eq!(times.len(), 7, "{dump}");
     assert!(times.iter().any(|t| *t != times[0]), "{dump}");
 
     // Requests that read first, or are malformed, run alone.
@@ -527,6 +534,7 @@ fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
         "SET k",
         "MSET k",
         "MSET k v j",
+        "SETEX k 10",
         "GET k",
         "INCR k",
     ] {

@@ -196,7 +196,8 @@ fn set_value(value: Vec<u8>, ttl: Option<Ttl>) -> Value {
 }
 
 /// Whether `args` (a whole request) is a write that reads nothing: SET without NX, XX, GET
-/// or KEEPTTL, or MSET, with valid arguments. Such requests may share one batch.
+/// or KEEPTTL, MSET, SETEX or PSETEX, with the right number of arguments. Such requests may
+/// share one batch (one whose expire time is invalid fails alone, writing nothing).
 pub(super) fn is_blind_write(args: &[Vec<u8>]) -> bool {
     let Some(name) = args.first() else {
         return false;
@@ -205,6 +206,8 @@ pub(super) fn is_blind_write(args: &[Vec<u8>]) -> bool {
         args.len() >= 3 && parse_set_options(&args[3..]).is_ok_and(|o| !o.reads_state())
     } else if is(name, "mset") {
         args.len() >= 3 && args.len() % 2 == 1
+    } else if is(name, "setex") || is(name, "psetex") {
+        args.len() == 4
     } else {
         false
     }
@@ -219,8 +222,8 @@ fn set_with_ttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>, unit_ms: i64) -> CmdResult<
         .ok_or_else(|| CmdError::err(format!("invalid expire time in '{name}' command")))?;
     let dk = ctx.key(1);
     let value = ctx.arg(3).to_vec();
-    ctx.store().write(|batch, _| {
-        batch.set_encoded_path(dk, string_value(value, Some(Ttl(ms))))?;
+    ctx.write_blind(|_, pairs| {
+        pairs.push((dk, string_value(value, Some(Ttl(ms)))));
         Ok(ok())
     })
 }
