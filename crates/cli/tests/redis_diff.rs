@@ -841,6 +841,10 @@ fn run_seeds(what: &str, drive: impl Fn(&mut Pair, &mut Rng, u64, usize)) {
 fn random_commands_match_redis() {
     run_seeds("commands", |pair, rng, now, ops| {
         for step in 1..=ops {
+            if rng.chance(5) {
+                run_transaction(pair, rng, now, step);
+                continue;
+            }
             let op = random_op(rng, now);
             pair.run(step, &op);
             if pair.mismatches.len() >= MAX_MISMATCHES {
@@ -848,6 +852,41 @@ fn random_commands_match_redis() {
             }
         }
     });
+}
+
+/// A random command whose reply compares byte for byte (so it can sit in EXEC's reply).
+fn exact_op(rng: &mut Rng, now: u64) -> Op {
+    loop {
+        let op = random_op(rng, now);
+        if op.cmp == Cmp::Exact && op.special == Special::None {
+            return op;
+        }
+    }
+}
+
+/// A transaction: sometimes WATCH first (and sometimes a command between WATCH and MULTI,
+/// which fails the EXEC when it writes the watched key), MULTI, up to four queued commands
+/// (a malformed one makes EXEC refuse), then EXEC or, one time in five, DISCARD.
+fn run_transaction(pair: &mut Pair, rng: &mut Rng, now: u64, step: usize) {
+    let exact = |args| Op::new(args, Cmp::Exact);
+    if rng.chance(40) {
+        pair.run(step, &exact(args!["WATCH", rng.pick(ALL_KEYS)]));
+        if rng.chance(50) {
+            pair.run(step, &exact_op(rng, now));
+        }
+    }
+    pair.run(step, &exact(args!["MULTI"]));
+    for _ in 0..rng.below(5) {
+        let op = match rng.below(20) {
+            // Refused while queueing: the wrong arity, an unknown command.
+            0 => exact(args!["GET"]),
+            1 => exact(args!["NOSUCHCOMMAND", "x"]),
+            _ => exact_op(rng, now),
+        };
+        pair.run(step, &op);
+    }
+    let end = if rng.chance(20) { "DISCARD" } else { "EXEC" };
+    pair.run(step, &exact(args![end]));
 }
 
 /// Random command sequences sent as pipelines of 1–16 commands: a server runs each

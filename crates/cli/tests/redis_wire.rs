@@ -560,3 +560,89 @@ fn check_subscribed_mode(sub: &mut Raw) {
     );
     sub.exchange(&cmd(&["GET", "x"]), b"$-1\r\n");
 }
+
+/// WATCH: a write from another connection, or the watched key expiring, makes EXEC reply
+/// with a null array and run nothing; a read from another connection does not.
+#[test]
+fn watch_fails_exec_after_another_clients_write_or_expiry() {
+    on_both(&[], |server| {
+        let mut other = server.raw();
+        let mut raw = server.raw();
+        raw.exchange(&cmd(&["SET", "w", "1"]), b"+OK\r\n");
+        raw.exchange(&cmd(&["WATCH", "w"]), b"+OK\r\n");
+        other.exchange(&cmd(&["GET", "w"]), b"$1\r\n1\r\n");
+        let mut txn = cmd(&["MULTI"]);
+        txn.extend(cmd(&["INCR", "w"]));
+        txn.extend(cmd(&["EXEC"]));
+        raw.exchange(&txn, b"+OK\r\n+QUEUED\r\n*1\r\n:2\r\n");
+
+        raw.exchange(&cmd(&["WATCH", "w"]), b"+OK\r\n");
+        other.exchange(&cmd(&["SET", "w", "10"]), b"+OK\r\n");
+        raw.exchange(&txn, b"+OK\r\n+QUEUED\r\n*-1\r\n");
+        raw.exchange(&cmd(&["GET", "w"]), b"$2\r\n10\r\n");
+
+        raw.exchange(&cmd(&["SET", "e", "v", "PX", "100"]), b"+OK\r\n");
+        raw.exchange(&cmd(&["WATCH", "e"]), b"+OK\r\n");
+        std::thread::sleep(Duration::from_millis(250));
+        let mut txn = cmd(&["MULTI"]);
+        txn.extend(cmd(&["SET", "e2", "x"]));
+        txn.extend(cmd(&["EXEC"]));
+        raw.exchange(&txn, b"+OK\r\n+QUEUED\r\n*-1\r\n");
+        raw.exchange(&cmd(&["EXISTS", "e2"]), b":0\r\n");
+    });
+}
+
+/// EXEC runs its commands with no other client's command in between: a reader polling two
+/// counters that every transaction increments together never sees them differ. docdb runs
+/// with two command threads, so the reader and the writer do run at the same time.
+#[test]
+fn exec_is_isolated_from_concurrent_readers() {
+    let servers = common_redis::redis(&[])
+        .into_iter()
+        .chain([common_redis::docdb(&["--threads", "2"])]);
+    for server in servers {
+        let addr = server.addr();
+        let writer = std::thread::spawn(move || {
+            let mut c = docdb_redis::testkit::RespClient::connect(addr, Duration::from_secs(5))
+                .expect("connect");
+            for _ in 0..300 {
+                c.send(&["MULTI"]).expect("send");
+                c.send(&["INCR", "x"]).expect("send");
+                c.send(&["INCR", "y"]).expect("send");
+                c.send(&["EXEC"]).expect("send");
+                for _ in 0..3 {
+                    c.read_reply().expect("reply");
+                }
+                let exec = c.read_reply().expect("EXEC reply");
+                assert!(
+                    matches!(&exec, docdb_redis::Frame::Array(r) if r.len() == 2),
+                    "{exec:?}"
+                );
+            }
+        });
+        let mut reader = server.client();
+        let mut reads = 0;
+        while !writer.is_finished() {
+            let pair = reader.call(&["MGET", "x", "y"]).expect("MGET");
+            let docdb_redis::Frame::Array(values) = &pair else {
+                panic!("{}: MGET gave {pair:?}", server.name);
+            };
+            assert_eq!(
+                values[0], values[1],
+                "{}: a transaction seen in part",
+                server.name
+            );
+            reads += 1;
+        }
+        writer.join().expect("writer");
+        assert!(reads > 0);
+        let mut c = server.client();
+        let x = c.call(&["GET", "x"]).expect("GET");
+        assert_eq!(
+            x,
+            docdb_redis::Frame::Bulk(b"300".to_vec()),
+            "{}",
+            server.name
+        );
+    }
+}

@@ -1,14 +1,15 @@
 //! `DocDb`: documents over a storage engine.
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use dockv::HybridTime;
 use dockv::doc_key::{DocKey, SubDocKey, format_key};
 use dockv::value::{Ttl, Value};
+use dockv::{DocHybridTime, HybridTime};
 use engine::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
     EngineIterator, IterOptions, WriteBatch, WriteOptions,
@@ -247,6 +248,9 @@ pub struct DocDb<E: Engine> {
     writer: Mutex<()>,
     /// The hybrid time of the `write_now` write in flight ([`NO_WRITE`], [`TAKING_TIME`]).
     in_flight: AtomicU64,
+    /// The next write id at the in-flight time: the batches a `write_now` commits (several,
+    /// in a transaction) number their records on from one another.
+    next_write_id: AtomicU32,
     /// Collection roots the `write_now` writer read.
     roots: RootCache,
 }
@@ -354,6 +358,28 @@ impl<'a, E: Engine> DocView<'a, E> {
 /// Resets the in-flight marker even if the write closure panics.
 struct InFlight<'a>(&'a AtomicU64);
 
+thread_local! {
+    /// The database whose [`DocDb::write_now`] this thread is inside (by [`DocDb::identity`]),
+    /// or 0.
+    static WRITING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Marks this thread as inside a database's `write_now` until dropped.
+struct WritingHere;
+
+impl WritingHere {
+    fn enter(identity: usize) -> Self {
+        WRITING.with(|w| w.set(identity));
+        WritingHere
+    }
+}
+
+impl Drop for WritingHere {
+    fn drop(&mut self) {
+        WRITING.with(|w| w.set(0));
+    }
+}
+
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.store(NO_WRITE, Ordering::SeqCst);
@@ -382,6 +408,7 @@ impl<E: Engine> DocDb<E> {
             list_counter: Mutex::new(counter),
             writer: Mutex::new(()),
             in_flight: AtomicU64::new(NO_WRITE),
+            next_write_id: AtomicU32::new(0),
             roots: RootCache::default(),
         };
         db.sync_policy();
@@ -630,24 +657,75 @@ impl<E: Engine> DocDb<E> {
         Ok(())
     }
 
+    /// Whether any record of the document at `doc_key` (an encoded DocKey), its root or
+    /// anything below it, was written after `ht` (Redis's WATCH). Reads every version the
+    /// document holds, so it costs in proportion to the document's size.
+    pub fn written_since(&self, doc_key: &[u8], ht: HybridTime) -> Result<bool> {
+        let mut iter = self.doc_iterator(doc_key)?;
+        iter.seek(doc_key);
+        while iter.valid()? {
+            let (_, time) = DocHybridTime::decode_from_end(iter.key())?;
+            if time.ht > ht {
+                return Ok(true);
+            }
+            iter.next();
+        }
+        Ok(false)
+    }
+
     /// Runs `write` as the only `write_now` writer, at a fresh hybrid time from the clock.
     ///
     /// Together with [`Self::safe_time`] this makes the clock the snapshot for a server: a
     /// read-modify-write reads at its own write time and sees every earlier write, and a
     /// read at `safe_time()` sees every write acknowledged before it started.
+    ///
+    /// Called again inside `write` (on the same thread), it runs at the same time, and the
+    /// batches committed there get later write ids: the outer call is then one transaction
+    /// that no other reader or writer sees in part, and whose reads see its own writes.
     pub fn write_now<R>(&self, write: impl FnOnce(HybridTime) -> Result<R>) -> Result<R> {
+        if let Some(ht) = self.own_write_time() {
+            return write(ht);
+        }
         let _writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         // Announce before taking the time: a reader that takes a later time then waits.
         self.in_flight.store(TAKING_TIME, Ordering::SeqCst);
         let _in_flight = InFlight(&self.in_flight);
         let ht = self.clock.now();
+        self.next_write_id.store(0, Ordering::SeqCst);
         self.in_flight.store(ht.0, Ordering::SeqCst);
+        let _here = WritingHere::enter(self.identity());
         write(ht)
+    }
+
+    /// This database, told apart from others in the process (for [`WRITING`]).
+    fn identity(&self) -> usize {
+        std::ptr::from_ref(&self.in_flight) as usize
+    }
+
+    /// The time of the `write_now` this thread is inside, if any.
+    fn own_write_time(&self) -> Option<HybridTime> {
+        if WRITING.with(Cell::get) != self.identity() {
+            return None;
+        }
+        Some(HybridTime(self.in_flight.load(Ordering::SeqCst)))
+    }
+
+    /// The first of `count` write ids for a batch committing at `ht`: numbered on from the
+    /// batches this thread's `write_now` committed at that time, else from 0.
+    pub(crate) fn claim_write_ids(&self, ht: HybridTime, count: u32) -> u32 {
+        match self.own_write_time() {
+            Some(own) if own == ht => self.next_write_id.fetch_add(count, Ordering::SeqCst),
+            _ => 0,
+        }
     }
 
     /// A read time at which every [`Self::write_now`] write with an earlier time has landed:
     /// "now", after waiting out the write in flight (if it started earlier).
     pub fn safe_time(&self) -> HybridTime {
+        // Inside `write_now`: its own time, which sees every earlier write and its own.
+        if let Some(own) = self.own_write_time() {
+            return own;
+        }
         let now = self.clock.now();
         let mut spins = 0u32;
         loop {

@@ -475,19 +475,21 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         }
     }
 
-    /// Writes the batch atomically: pair `i` gets key `path + '#' + (ht, write id i)`.
+    /// Writes the batch atomically: pair `i` gets key `path + '#' + (ht, write id i)`, the
+    /// write ids numbered on from earlier batches of the same `DocDb::write_now`.
     pub fn commit(self) -> Result<usize> {
         let count = self.entries.len();
         let mut batch = engine::WriteBatch::with_capacity(count + 1);
         // Every pair shares the hybrid time; only the write id differs.
         let mut time_prefix = Vec::with_capacity(12);
         DocHybridTime::encode_time_prefix(self.ht, &mut time_prefix);
+        let first_id = self.db.claim_write_ids(self.ht, count as u32);
         for (i, entry) in self.entries.into_iter().enumerate() {
             let mut key = entry.path;
             // Usually a no-op: callers leave room (a typical encoded time is 12 bytes).
             key.reserve(1 + 12);
             key.push(KeyEntryType::HybridTime.as_u8());
-            DocHybridTime::encode_with_prefix(&time_prefix, i as u32, &mut key);
+            DocHybridTime::encode_with_prefix(&time_prefix, first_id + i as u32, &mut key);
             batch.put(key, entry.value);
         }
         if let Some((first, count)) = self.reserved {

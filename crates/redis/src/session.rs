@@ -39,6 +39,30 @@ pub struct Session {
     /// The open run of blind writes this connection's pipeline is gathering into one batch
     /// (see [`crate::cmd::execute_blind_run`]); `None` outside such a run.
     pub blind_run: Option<BlindRun>,
+    /// The commands queued since MULTI (`None` outside a transaction).
+    pub multi: Option<Multi>,
+    /// The keys WATCHed for the next EXEC.
+    pub watched: Vec<Watched>,
+}
+
+/// A transaction being queued (MULTI ... EXEC).
+#[derive(Debug, Default)]
+pub struct Multi {
+    /// The queued requests, in order.
+    pub queued: Vec<Vec<Vec<u8>>>,
+    /// A request was refused while queueing (unknown, wrong arity...): EXEC then refuses.
+    pub failed: bool,
+}
+
+/// A WATCHed key: EXEC fails if it was written after `since`, or has expired since.
+#[derive(Debug)]
+pub struct Watched {
+    /// The key's encoded DocKey (in the database selected at WATCH).
+    pub doc_key: Vec<u8>,
+    /// When WATCH ran.
+    pub since: HybridTime,
+    /// Whether the key was live then.
+    pub existed: bool,
 }
 
 /// Writes that read nothing (SET, MSET), gathered from consecutive requests of a pipeline
@@ -68,6 +92,8 @@ impl Session {
             quit: false,
             last_write: 0,
             blind_run: None,
+            multi: None,
+            watched: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ mod server;
 mod sets;
 mod strings;
 mod timeseries;
+mod txn;
 mod zsets;
 
 use std::collections::HashMap;
@@ -32,6 +33,8 @@ pub const NO_AUTH: u8 = 4;
 pub const PUBSUB: u8 = 8;
 /// A command is administrative or connection-level (not a key command).
 pub const ADMIN: u8 = 16;
+/// A command runs at once inside MULTI instead of being queued (EXEC, DISCARD, ...).
+pub const TXN: u8 = 32;
 
 /// A command handler.
 pub type Handler<E> = fn(&mut Ctx<'_, '_, E>) -> CmdResult<Frame>;
@@ -102,6 +105,7 @@ impl<E: Engine> Table<E> {
             .chain(lists::specs())
             .chain(timeseries::specs())
             .chain(server::specs())
+            .chain(txn::specs())
             .enumerate()
         {
             spec.id = id;
@@ -247,9 +251,12 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
 
 /// Whether `args` may join a run of blind writes: a write that reads nothing (see
 /// [`strings::is_blind_write`]) on a connection in its normal state (authenticated, not
-/// subscribed), where [`dispatch`] would run it without refusing.
+/// subscribed, not queueing a transaction), where [`dispatch`] would run it at once.
 pub fn is_blind_write<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec<u8>]) -> bool {
-    strings::is_blind_write(args) && !session.subscribed() && !session.needs_auth(&core.config())
+    strings::is_blind_write(args)
+        && session.multi.is_none()
+        && !session.subscribed()
+        && !session.needs_auth(&core.config())
 }
 
 /// Runs consecutive blind writes of one pipeline (each passing [`is_blind_write`]) as one
@@ -313,13 +320,14 @@ pub fn execute<'c, E: Engine>(
 
 fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let Some(spec) = ctx.core.table.get(&ctx.args[0]) else {
-        return Err(unknown_command(ctx.args));
+        return Err(refuse(ctx, unknown_command(ctx.args)));
     };
     if ctx.session.needs_auth(&ctx.core.config()) && spec.flags & NO_AUTH == 0 {
-        return Err(CmdError::Err("NOAUTH Authentication required.".into()));
+        let e = CmdError::Err("NOAUTH Authentication required.".into());
+        return Err(refuse(ctx, e));
     }
     if !spec.arity_ok(ctx.args.len()) {
-        return Err(wrong_arity(spec.name));
+        return Err(refuse(ctx, wrong_arity(spec.name)));
     }
     if ctx.session.subscribed() && spec.flags & PUBSUB == 0 {
         return Err(CmdError::err(format!(
@@ -327,6 +335,12 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
              are allowed in this context",
             spec.name
         )));
+    }
+    if let Some(multi) = ctx.session.multi.as_mut()
+        && spec.flags & TXN == 0
+    {
+        multi.queued.push(ctx.args.to_vec());
+        return Ok(Frame::Simple("QUEUED".into()));
     }
     ctx.core.monitor(ctx.session, ctx.args);
     let started = std::time::Instant::now();
@@ -340,6 +354,15 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         .metrics
         .record(spec.id, started.elapsed(), result.is_err());
     result
+}
+
+/// `error`, after marking an open transaction as failed (as Redis does for a request it
+/// refuses to queue: EXEC will then refuse to run).
+fn refuse<E: Engine>(ctx: &mut Ctx<'_, '_, E>, error: CmdError) -> CmdError {
+    if let Some(multi) = ctx.session.multi.as_mut() {
+        multi.failed = true;
+    }
+    error
 }
 
 /// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, as Redis 7.0 words it:

@@ -9,8 +9,8 @@ use dockv::hybrid_time::LOGICAL_BITS;
 use engine::Engine;
 
 use super::{
-    ADMIN, Ctx, NO_AUTH, PUBSUB, READONLY, Spec, bulk_array, bulk_or_null, execute_as_of, is, ok,
-    spec,
+    ADMIN, Ctx, NO_AUTH, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null, execute_as_of, is,
+    ok, spec,
 };
 use crate::core::{Fsync, RuntimeConfig};
 use crate::error::{CmdError, CmdResult};
@@ -25,7 +25,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
         spec("ping", -1, PUBSUB, 0, ping),
         spec("echo", 2, 0, 0, echo),
-        spec("quit", -1, NO_AUTH | PUBSUB, 0, quit),
+        spec("quit", -1, NO_AUTH | PUBSUB | TXN, 0, quit),
         spec("auth", -2, NO_AUTH, 0, auth),
         spec("hello", -1, NO_AUTH, 0, hello),
         spec("command", -1, 0, 0, command),

@@ -1,0 +1,93 @@
+//! `write_now` called inside `write_now` (a server's MULTI/EXEC): every batch runs at the
+//! outer call's time with write ids numbered on, reads inside see the earlier batches, and
+//! `safe_time` inside is that time rather than a wait for the write in flight (itself).
+
+use std::sync::Arc;
+
+use docdb::clock::HybridClock;
+use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, SubDocument};
+use dockv::doc_key::{DocKey, SubDocKey};
+use dockv::value::{PrimitiveValue, Value};
+use dockv::{HybridTime, KeyEntryValue};
+use engine::MemEngine;
+
+fn open() -> DocDb<MemEngine> {
+    let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+    DocDb::open(MemEngine::default(), policy, DocDbOptions::default()).expect("open")
+}
+
+fn doc() -> DocKey {
+    DocKey::with_hash(7, vec![KeyEntryValue::string("h")], vec![])
+}
+
+fn field(name: &str) -> SubDocKey {
+    SubDocKey::new(doc(), vec![KeyEntryValue::string(name)])
+}
+
+/// One nested `write_now` writing `value` at `path` (a tombstone when `None`).
+fn nested_write(db: &DocDb<MemEngine>, path: &SubDocKey, value: Option<&str>) -> HybridTime {
+    db.write_now(|ht| {
+        let mut batch = db.batch(ht);
+        let value = match value {
+            Some(v) => Value::new(PrimitiveValue::string(v)),
+            None => Value::tombstone(),
+        };
+        batch.set(path, value)?;
+        batch.commit()?;
+        Ok(ht)
+    })
+    .expect("nested write")
+}
+
+fn read(db: &DocDb<MemEngine>, ht: HybridTime) -> Option<SubDocument> {
+    db.get(&SubDocKey::new(doc(), vec![]), &ReadOptions::at(ht))
+        .expect("read")
+}
+
+#[test]
+fn nested_batches_share_the_time_and_number_their_write_ids_on() {
+    let db = open();
+    let (outer, inner_times, seen_inside) = db
+        .write_now(|ht| {
+            let first = nested_write(&db, &field("a"), Some("1"));
+            let second = nested_write(&db, &field("b"), Some("2"));
+            // A later batch's tombstone over the whole document, then a field written again:
+            // each must be newer than what came before, though all share one hybrid time.
+            let third = nested_write(&db, &SubDocKey::new(doc(), vec![]), None);
+            let fourth = nested_write(&db, &field("b"), Some("3"));
+            assert_eq!(
+                db.safe_time(),
+                ht,
+                "safe_time inside write_now is its own time"
+            );
+            Ok((ht, [first, second, third, fourth], read(&db, ht)))
+        })
+        .expect("outer write");
+    assert!(inner_times.iter().all(|&t| t == outer));
+    let line = |doc: Option<SubDocument>| doc.map(|d| d.to_one_line());
+    let expected = Some(r#"{"b": "3"}"#.to_string());
+    assert_eq!(
+        line(seen_inside),
+        expected,
+        "reads inside see every batch so far"
+    );
+    assert_eq!(line(read(&db, outer)), expected);
+    // The four batches' records: write ids 0, 1, 2, 3 at one time.
+    let dump = db.dump().expect("dump");
+    for w in 1..=3 {
+        assert!(
+            dump.contains(&format!("w: {w} }}")),
+            "write id {w} missing:\n{dump}"
+        );
+    }
+}
+
+#[test]
+fn separate_write_nows_start_their_write_ids_at_zero() {
+    let db = open();
+    let a = nested_write(&db, &field("a"), Some("1"));
+    let b = nested_write(&db, &field("b"), Some("2"));
+    assert!(b > a);
+    let dump = db.dump().expect("dump");
+    assert!(!dump.contains("w: 1 }"), "{dump}");
+}

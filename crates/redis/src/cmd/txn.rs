@@ -1,0 +1,115 @@
+//! Transactions: MULTI queues requests, EXEC runs them as one `DocDb::write_now` (one hybrid
+//! time: no other client's command runs in between, and readers see all of it or none),
+//! DISCARD drops them, and WATCH makes EXEC fail when a watched key changed or expired.
+
+use dockv::HybridTime;
+use engine::Engine;
+
+use super::{Ctx, Spec, TXN, execute, ok, spec};
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::session::{Multi, Watched};
+use crate::store::Store;
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("multi", 1, TXN, 0, multi),
+        spec("exec", 1, TXN, 0, exec),
+        spec("discard", 1, TXN, 0, discard),
+        spec("watch", -2, TXN, 1, watch),
+        spec("unwatch", 1, 0, 0, unwatch),
+    ]
+}
+
+fn multi<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if ctx.session.multi.is_some() {
+        return Err(CmdError::err("MULTI calls can not be nested"));
+    }
+    ctx.session.multi = Some(Multi::default());
+    Ok(ok())
+}
+
+fn discard<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if ctx.session.multi.take().is_none() {
+        return Err(CmdError::err("DISCARD without MULTI"));
+    }
+    ctx.session.watched.clear();
+    Ok(ok())
+}
+
+fn watch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if ctx.session.multi.is_some() {
+        return Err(CmdError::err("WATCH inside MULTI is not allowed"));
+    }
+    let since = ctx.read_time();
+    let mut reads = ctx.reads(since);
+    for i in 1..ctx.args.len() {
+        let doc_key = ctx.key(i);
+        let existed = reads.key_info(&doc_key)?.is_some();
+        ctx.session.watched.push(Watched {
+            doc_key,
+            since,
+            existed,
+        });
+    }
+    Ok(ok())
+}
+
+fn unwatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    ctx.session.watched.clear();
+    Ok(ok())
+}
+
+/// Runs the queued requests at one hybrid time and replies with their replies (errors
+/// included: one failing request does not stop the others), or with a null array when a
+/// watched key changed.
+fn exec<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let Some(multi) = ctx.session.multi.take() else {
+        return Err(CmdError::err("EXEC without MULTI"));
+    };
+    let watched = std::mem::take(&mut ctx.session.watched);
+    if multi.failed {
+        return Err(CmdError::Err(
+            "EXECABORT Transaction discarded because of previous errors.".into(),
+        ));
+    }
+    let (core, iters) = (ctx.core, ctx.iters);
+    let store = ctx.store();
+    let session = &mut *ctx.session;
+    // Inside, every request's writes and reads run at this time (`write_now` and
+    // `safe_time` called again on this thread stay in it).
+    store
+        .docdb()
+        .write_now(|ht| {
+            Ok(match any_changed(store, &watched, ht) {
+                Ok(true) => Ok(Frame::NullArray),
+                Ok(false) => {
+                    let mut replies = Vec::with_capacity(multi.queued.len());
+                    for args in &multi.queued {
+                        replies.extend(execute(core, session, args, iters));
+                    }
+                    Ok(Frame::Array(replies))
+                }
+                Err(e) => Err(e),
+            })
+        })
+        .map_err(CmdError::from)?
+}
+
+/// Whether a watched key was written after its WATCH, or was live then and is not at `ht`
+/// (it expired): Redis then fails the EXEC.
+fn any_changed<E: Engine>(
+    store: &Store<E>,
+    watched: &[Watched],
+    ht: HybridTime,
+) -> CmdResult<bool> {
+    let mut reads = store.reads(ht);
+    for w in watched {
+        if store.docdb().written_since(&w.doc_key, w.since)?
+            || (w.existed && reads.key_info(&w.doc_key)?.is_none())
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
