@@ -189,6 +189,7 @@ fn string_op(rng: &mut Rng) -> Op {
         4 => exact(args!["SETEX", k, rng.pick(&["100", "0", "-1", "x"]), v]),
         5 => exact(args!["PSETEX", k, rng.pick(&["100000", "0"]), v]),
         6 => exact(args!["SETNX", k, v]),
+        7 if rng.chance(30) => exact(args!["GETDEL", k]),
         7 => exact(args!["GETSET", k, v]),
         8 => exact(args!["MGET", k, key(rng, STRINGS), key(rng, STRINGS)]),
         9 => exact(mset_args(rng)),
@@ -255,9 +256,14 @@ fn mset_args(rng: &mut Rng) -> Vec<String> {
 fn key_op(rng: &mut Rng, now: u64) -> Op {
     let k = key(rng, ALL_KEYS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(15) {
-        0 => exact(args!["DEL", k, key(rng, ALL_KEYS)]),
-        1 => exact(args!["EXISTS", k.clone(), key(rng, ALL_KEYS), k]),
+    match rng.below(18) {
+        0 => exact(args![rng.pick(&["DEL", "UNLINK"]), k, key(rng, ALL_KEYS)]),
+        1 => exact(args![
+            rng.pick(&["EXISTS", "TOUCH"]),
+            k.clone(),
+            key(rng, ALL_KEYS),
+            k
+        ]),
         2 => exact(args!["TYPE", k]),
         3 => exact(args!["RENAME", k, key(rng, ALL_KEYS)]),
         4 => Op::new(args!["KEYS", rng.pick(PATTERNS)], Cmp::Unordered),
@@ -287,6 +293,9 @@ fn key_op(rng: &mut Rng, now: u64) -> Op {
         10 | 11 => Op::new(args!["TTL", k], Cmp::Within(2)),
         12 => Op::new(args!["PTTL", k], Cmp::Within(2000)),
         13 => exact(args!["PERSIST", k]),
+        // Absolute expiry times: each server computes them from its own clock.
+        14 => Op::new(args!["EXPIRETIME", k], Cmp::Within(2)),
+        15 => Op::new(args!["PEXPIRETIME", k], Cmp::Within(2000)),
         // Rarely, start over; otherwise look at a key's type.
         _ if rng.chance(10) => exact(args!["FLUSHDB"]),
         _ => exact(args!["TYPE", k]),
@@ -298,8 +307,9 @@ fn hash_op(rng: &mut Rng) -> Op {
     let f = rng.pick(FIELDS);
     let v = rng.pick(VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(13) {
+    match rng.below(14) {
         0 | 1 => exact(args!["HSET", k, f, v, rng.pick(FIELDS), rng.pick(VALUES)]),
+        12 => exact(args!["HSETNX", k, f, v]),
         2 => exact(args!["HSET", k, f, v]),
         3 => exact(args!["HMSET", k, f, v]),
         4 => exact(args!["HGET", k, f]),
@@ -318,8 +328,9 @@ fn set_op(rng: &mut Rng) -> Op {
     let k = key(rng, SETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(10) {
+    match rng.below(11) {
         0 | 1 => exact(args!["SADD", k, m, rng.pick(MEMBERS)]),
+        9 => exact(args!["SMISMEMBER", k, m, rng.pick(MEMBERS)]),
         2 => exact(args!["SREM", k, m, rng.pick(MEMBERS)]),
         3 => Op::new(args!["SMEMBERS", k], Cmp::Unordered),
         4 => exact(args!["SISMEMBER", k, m]),

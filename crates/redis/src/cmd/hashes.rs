@@ -20,6 +20,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
         spec("hset", -4, WRITE, 1, hset),
         spec("hmset", -4, WRITE, 1, hmset),
+        spec("hsetnx", 4, WRITE, 1, hsetnx),
         spec("hget", 3, READONLY, 1, hget),
         spec("hmget", -3, READONLY, 1, hmget),
         spec("hgetall", 2, READONLY, 1, hgetall),
@@ -180,6 +181,22 @@ fn hset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 fn hmset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     hset_generic(ctx, "hmset").map(|_| ok())
+}
+
+fn hsetnx<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    let (field, value) = (ctx.arg(2), ctx.arg(3));
+    ctx.store().write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        let info = r.typed(&dk, RedisType::Hash)?;
+        if info.is_some() && has_member(&mut r, &dk, field)? {
+            return Ok(Frame::Integer(0));
+        }
+        ensure_root(batch, &dk, &info, RedisType::Hash)?;
+        let value = Value::new(PrimitiveValue::String(value.to_vec()));
+        batch.set_encoded_path(member_path(&dk, field), value)?;
+        Ok(Frame::Integer(1))
+    })
 }
 
 /// The value of field `field` of the hash at argument 1, as of the read time.

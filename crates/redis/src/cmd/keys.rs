@@ -16,7 +16,11 @@ use crate::store::{self, DbId, KeyInfo};
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
         spec("del", -2, WRITE, 1, del),
+        // Redis frees UNLINK's values in the background; here DEL writes only tombstones.
+        spec("unlink", -2, WRITE, 1, del),
         spec("exists", -2, READONLY, 1, exists),
+        // TOUCH only updates access times, which docdb does not keep: it counts as EXISTS.
+        spec("touch", -2, READONLY, 1, exists),
         spec("type", 2, READONLY, 1, key_type),
         spec("expire", -3, WRITE, 1, expire),
         spec("pexpire", -3, WRITE, 1, pexpire),
@@ -24,6 +28,8 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("pexpireat", -3, WRITE, 1, pexpireat),
         spec("ttl", 2, READONLY, 1, ttl),
         spec("pttl", 2, READONLY, 1, pttl),
+        spec("expiretime", 2, READONLY, 1, expiretime),
+        spec("pexpiretime", 2, READONLY, 1, pexpiretime),
         spec("persist", 2, WRITE, 1, persist),
         spec("rename", 3, WRITE, 1, rename),
         spec("keys", 2, READONLY, 0, keys),
@@ -201,6 +207,26 @@ fn ttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 fn pttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Integer(ttl_ms(ctx)?))
+}
+
+/// EXPIRETIME/PEXPIRETIME: the key's expiry as a unix time in `unit_ms` units (rounded
+/// down), -1 without one, -2 when the key does not exist.
+fn expire_time<E: Engine>(ctx: &Ctx<'_, '_, E>, unit_ms: u64) -> CmdResult<Frame> {
+    let Some(info) = ctx.key_info(&ctx.key(1), ctx.read_time())? else {
+        return Ok(Frame::Integer(-2));
+    };
+    Ok(Frame::Integer(match info.expires_at {
+        None => -1,
+        Some(at_micros) => (at_micros / 1000 / unit_ms) as i64,
+    }))
+}
+
+fn expiretime<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    expire_time(ctx, 1000)
+}
+
+fn pexpiretime<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    expire_time(ctx, 1)
 }
 
 fn persist<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

@@ -19,6 +19,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("srem", -3, WRITE, 1, srem),
         spec("smembers", 2, READONLY, 1, smembers),
         spec("sismember", 3, READONLY, 1, sismember),
+        spec("smismember", -3, READONLY, 1, smismember),
         spec("scard", 2, READONLY, 1, scard),
         spec("spop", -2, WRITE, 1, spop),
         spec("sscan", -3, READONLY, 1, sscan),
@@ -71,6 +72,18 @@ fn sismember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let found = r.typed(&dk, RedisType::Set)?.is_some() && has_member(&mut r, &dk, ctx.arg(2))?;
     Ok(Frame::Integer(i64::from(found)))
+}
+
+fn smismember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
+    let dk = ctx.key(1);
+    let exists = r.typed(&dk, RedisType::Set)?.is_some();
+    let mut found = Vec::with_capacity(ctx.args.len() - 2);
+    for member in &ctx.args[2..] {
+        let here = exists && has_member(&mut r, &dk, member)?;
+        found.push(Frame::Integer(i64::from(here)));
+    }
+    Ok(Frame::Array(found))
 }
 
 fn scard<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

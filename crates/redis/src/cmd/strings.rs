@@ -21,6 +21,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("psetex", 4, WRITE, 1, psetex),
         spec("setnx", 3, WRITE, 1, setnx),
         spec("getset", 3, WRITE, 1, getset),
+        spec("getdel", 2, WRITE, 1, getdel),
         spec("mget", -2, READONLY, 1, mget),
         spec("mset", -3, WRITE, 1, mset),
         spec("append", 3, WRITE, 1, append),
@@ -254,6 +255,17 @@ fn getset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.store().write(|batch, ht| {
         let old = ctx.typed(&dk, RedisType::String, ht)?;
         batch.set_encoded_path(dk, string_value(value, None))?;
+        Ok(bulk_or_null(old.map(|i| i.string_value())))
+    })
+}
+
+fn getdel<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    ctx.store().write(|batch, ht| {
+        let old = ctx.typed(&dk, RedisType::String, ht)?;
+        if old.is_some() {
+            batch.set_encoded_path(dk, Value::tombstone())?;
+        }
         Ok(bulk_or_null(old.map(|i| i.string_value())))
     })
 }
