@@ -350,8 +350,16 @@ fn zset_op(rng: &mut Rng) -> Op {
     let k = key(rng, ZSETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(11) {
+    match rng.below(14) {
         0..=2 => exact(zadd_args(rng, k)),
+        11 => exact(args!["ZINCRBY", k, rng.pick(SCORES), m]),
+        12 => {
+            let mut args = zrangebyscore_args(rng, k);
+            args.truncate(4);
+            args[0] = "ZCOUNT".into();
+            exact(args)
+        }
+        13 => exact(args![rng.pick(&["ZRANK", "ZREVRANK"]), k, m]),
         3 => exact(args!["ZREM", k, m, rng.pick(MEMBERS)]),
         4 => exact(args!["ZCARD", k]),
         5 => exact(args!["ZSCORE", k, m]),
@@ -417,7 +425,8 @@ fn list_op(rng: &mut Rng) -> Op {
     let k = key(rng, LISTS);
     let v = rng.pick(LIST_VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(11) {
+    match rng.below(12) {
+        11 => exact(args!["LTRIM", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
         0 | 1 => exact(args![
             rng.pick(&["LPUSH", "RPUSH"]),
             k,

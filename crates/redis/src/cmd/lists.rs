@@ -30,6 +30,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("lindex", 3, READONLY, 1, lindex),
         spec("lset", 4, WRITE, 1, lset),
         spec("lrem", 4, WRITE, 1, lrem),
+        spec("ltrim", 4, WRITE, 1, ltrim),
     ]
 }
 
@@ -313,5 +314,37 @@ fn lrem<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         remove_elements(batch, &dk, doomed.iter().copied())?;
         write_count(batch, &dk, left)?;
         Ok(Frame::Integer(doomed.len() as i64))
+    })
+}
+
+/// LTRIM: removes the elements outside `start..=stop` (Redis indexes); nothing left deletes
+/// the key.
+fn ltrim<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        if r.typed(&dk, RedisType::List)?.is_none() {
+            return Ok(ok());
+        }
+        let all = elements(store, &mut r, &dk, false, None, true)?;
+        let keep = normalize_range(start, stop, all.len() as i64);
+        let kept = |pos: usize| keep.is_some_and(|(from, to)| (from..=to).contains(&pos));
+        let doomed: Vec<i64> = (0..all.len())
+            .filter(|&pos| !kept(pos))
+            .map(|pos| all[pos].0)
+            .collect();
+        if doomed.is_empty() {
+            return Ok(ok());
+        }
+        let left = length(&mut r, &dk)? - doomed.len() as i64;
+        remove_elements(batch, &dk, doomed.into_iter())?;
+        write_count(batch, &dk, left)?;
+        match keep {
+            Some((from, to)) if left > 0 => store.set_list_bounds(&dk, all[from].0, all[to].0),
+            _ => store.forget_list_bounds(&dk),
+        }
+        Ok(ok())
     })
 }

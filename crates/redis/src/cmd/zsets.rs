@@ -25,6 +25,10 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zrevrange", -4, READONLY, 1, zrevrange),
         spec("zrangebyscore", -4, READONLY, 1, zrangebyscore),
         spec("zpopmin", -2, WRITE, 1, zpopmin),
+        spec("zincrby", 4, WRITE, 1, zincrby),
+        spec("zcount", 4, READONLY, 1, zcount),
+        spec("zrank", 3, READONLY, 1, zrank),
+        spec("zrevrank", 3, READONLY, 1, zrevrank),
     ]
 }
 
@@ -152,6 +156,24 @@ fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Pairs)> {
 
 fn zadd<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let (flags, pairs) = parse_zadd(&ctx.args[2..])?;
+    zadd_pairs(ctx, &flags, pairs)
+}
+
+/// ZINCRBY: ZADD with INCR.
+fn zincrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let flags = ZaddFlags {
+        incr: true,
+        ..ZaddFlags::default()
+    };
+    let pairs = vec![(float_arg(ctx.arg(2))?, ctx.arg(3).to_vec())];
+    zadd_pairs(ctx, &flags, pairs)
+}
+
+fn zadd_pairs<E: Engine>(
+    ctx: &mut Ctx<'_, '_, E>,
+    flags: &ZaddFlags,
+    pairs: Pairs,
+) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
@@ -396,9 +418,58 @@ fn score_bound(arg: &[u8]) -> CmdResult<(f64, bool)> {
     Ok((value, exclusive))
 }
 
+/// A ZRANGEBYSCORE-style score range: bounds as [`score_bound`] reads them.
+struct ScoreRange {
+    min: (f64, bool),
+    max: (f64, bool),
+}
+
+impl ScoreRange {
+    fn parse(min: &[u8], max: &[u8]) -> CmdResult<Self> {
+        Ok(ScoreRange {
+            min: score_bound(min)?,
+            max: score_bound(max)?,
+        })
+    }
+
+    fn contains(&self, score: f64) -> bool {
+        let ((min, min_ex), (max, max_ex)) = (self.min, self.max);
+        score >= min && score <= max && !((min_ex && score == min) || (max_ex && score == max))
+    }
+}
+
+/// The members of the sorted set at argument 1 whose score is in `range`, in score order,
+/// skipping `offset` and keeping up to `count`.
+fn by_score<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    range: &ScoreRange,
+    offset: usize,
+    count: Option<usize>,
+) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+    let mut r = ctx.reads(ctx.read_time());
+    let dk = ctx.key(1);
+    let (min, max) = (range.min.0, range.max.0);
+    if r.typed(&dk, RedisType::SortedSet)?.is_none() || min > max {
+        return Ok(Vec::new());
+    }
+    let mut upper = score_key(max).encoded();
+    upper.push(0xFF);
+    let children = ChildRange {
+        lower: Some(score_key(min).encoded()),
+        upper: Some(upper),
+        reverse: false,
+        limit: count.map(|c| offset + c + 2),
+    };
+    Ok(entries(&mut r, &dk, &children)?
+        .into_iter()
+        .filter(|(s, _)| range.contains(*s))
+        .skip(offset)
+        .take(count.unwrap_or(usize::MAX))
+        .collect())
+}
+
 fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let (min, min_ex) = score_bound(ctx.arg(2))?;
-    let (max, max_ex) = score_bound(ctx.arg(3))?;
+    let range = ScoreRange::parse(ctx.arg(2), ctx.arg(3))?;
     let mut with_scores = false;
     let mut limit: Option<(i64, i64)> = None;
     let mut i = 4;
@@ -413,32 +484,47 @@ fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             return Err(CmdError::Syntax);
         }
     }
-    let mut r = ctx.reads(ctx.read_time());
-    let dk = ctx.key(1);
-    if r.typed(&dk, RedisType::SortedSet)?.is_none() || min > max {
-        return Ok(Frame::Array(Vec::new()));
-    }
     let (offset, count) = match limit {
         Some((offset, _)) if offset < 0 => return Ok(Frame::Array(Vec::new())),
         Some((offset, count)) if count >= 0 => (offset as usize, Some(count as usize)),
         Some((offset, _)) => (offset as usize, None),
         None => (0, None),
     };
-    let mut upper = score_key(max).encoded();
-    upper.push(0xFF);
-    let range = ChildRange {
-        lower: Some(score_key(min).encoded()),
-        upper: Some(upper),
-        reverse: false,
-        limit: count.map(|c| offset + c + 2),
+    Ok(reply_entries(
+        by_score(ctx, &range, offset, count)?,
+        with_scores,
+    ))
+}
+
+fn zcount<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let range = ScoreRange::parse(ctx.arg(2), ctx.arg(3))?;
+    Ok(Frame::Integer(by_score(ctx, &range, 0, None)?.len() as i64))
+}
+
+/// ZRANK/ZREVRANK: the member's position in score order (or reversed), null if absent.
+fn rank<E: Engine>(ctx: &Ctx<'_, '_, E>, reverse: bool) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
+    let dk = ctx.key(1);
+    let member = ctx.arg(2);
+    if r.typed(&dk, RedisType::SortedSet)?.is_none() || score_of(&mut r, &dk, member)?.is_none() {
+        return Ok(Frame::Null);
+    }
+    let order = ChildRange {
+        reverse,
+        ..ChildRange::default()
     };
-    let selected: Vec<_> = entries(&mut r, &dk, &range)?
-        .into_iter()
-        .filter(|(s, _)| !((min_ex && *s == min) || (max_ex && *s == max)))
-        .skip(offset)
-        .take(count.unwrap_or(usize::MAX))
-        .collect();
-    Ok(reply_entries(selected, with_scores))
+    let position = entries(&mut r, &dk, &order)?
+        .iter()
+        .position(|(_, m)| m.as_slice() == member);
+    Ok(position.map_or(Frame::Null, |p| Frame::Integer(p as i64)))
+}
+
+fn zrank<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    rank(ctx, false)
+}
+
+fn zrevrank<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    rank(ctx, true)
 }
 
 fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
