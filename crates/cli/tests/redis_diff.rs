@@ -350,8 +350,25 @@ fn zset_op(rng: &mut Rng) -> Op {
     let k = key(rng, ZSETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(14) {
+    match rng.below(17) {
         0..=2 => exact(zadd_args(rng, k)),
+        14 => {
+            let mut args = zrangebyscore_args(rng, k);
+            args[0] = "ZREVRANGEBYSCORE".into();
+            exact(args)
+        }
+        15 => {
+            let mut args = zrangebyscore_args(rng, k);
+            args.truncate(4);
+            args[0] = "ZREMRANGEBYSCORE".into();
+            exact(args)
+        }
+        16 => exact(args![
+            "ZREMRANGEBYRANK",
+            k,
+            rng.pick(INDEXES),
+            rng.pick(INDEXES)
+        ]),
         11 => exact(args!["ZINCRBY", k, rng.pick(SCORES), m]),
         12 => {
             let mut args = zrangebyscore_args(rng, k);
@@ -373,7 +390,7 @@ fn zset_op(rng: &mut Rng) -> Op {
         }
         8 => exact(zrangebyscore_args(rng, k)),
         9 => {
-            let mut args = args!["ZPOPMIN", k];
+            let mut args = args![rng.pick(&["ZPOPMIN", "ZPOPMAX"]), k];
             if rng.chance(50) {
                 args.push(rng.pick(&["1", "2", "10", "0", "-1"]).into());
             }

@@ -25,6 +25,10 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zrevrange", -4, READONLY, 1, zrevrange),
         spec("zrangebyscore", -4, READONLY, 1, zrangebyscore),
         spec("zpopmin", -2, WRITE, 1, zpopmin),
+        spec("zpopmax", -2, WRITE, 1, zpopmax),
+        spec("zrevrangebyscore", -4, READONLY, 1, zrevrangebyscore),
+        spec("zremrangebyscore", 4, WRITE, 1, zremrangebyscore),
+        spec("zremrangebyrank", 4, WRITE, 1, zremrangebyrank),
         spec("zincrby", 4, WRITE, 1, zincrby),
         spec("zcount", 4, READONLY, 1, zcount),
         spec("zrank", 3, READONLY, 1, zrank),
@@ -360,11 +364,21 @@ fn by_rank<E: Engine>(
     reverse: bool,
 ) -> CmdResult<Vec<(f64, Vec<u8>)>> {
     let mut r = ctx.reads(ctx.read_time());
-    let dk = ctx.key(1);
-    if r.typed(&dk, RedisType::SortedSet)?.is_none() {
+    ranked(&mut r, &ctx.key(1), start, stop, reverse)
+}
+
+/// [`by_rank`] on the sorted set at `dk`.
+fn ranked<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+    start: i64,
+    stop: i64,
+    reverse: bool,
+) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+    if r.typed(dk, RedisType::SortedSet)?.is_none() {
         return Ok(Vec::new());
     }
-    let len = cardinality(&mut r, &dk)?;
+    let len = cardinality(r, dk)?;
     let Some((from, to)) = normalize_range(start, stop, len) else {
         return Ok(Vec::new());
     };
@@ -374,7 +388,7 @@ fn by_rank<E: Engine>(
         limit: Some(to + 1),
         ..ChildRange::default()
     };
-    let all = entries(&mut r, &dk, &range)?;
+    let all = entries(r, dk, &range)?;
     Ok(all.into_iter().skip(from).take(to + 1 - from).collect())
 }
 
@@ -438,18 +452,17 @@ impl ScoreRange {
     }
 }
 
-/// The members of the sorted set at argument 1 whose score is in `range`, in score order,
-/// skipping `offset` and keeping up to `count`.
+/// The members of the sorted set at `dk` whose score is in `range`, in score order (or
+/// reversed), skipping `offset` and keeping up to `count`.
 fn by_score<E: Engine>(
-    ctx: &Ctx<'_, '_, E>,
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
     range: &ScoreRange,
-    offset: usize,
-    count: Option<usize>,
+    reverse: bool,
+    (offset, count): (usize, Option<usize>),
 ) -> CmdResult<Vec<(f64, Vec<u8>)>> {
-    let mut r = ctx.reads(ctx.read_time());
-    let dk = ctx.key(1);
     let (min, max) = (range.min.0, range.max.0);
-    if r.typed(&dk, RedisType::SortedSet)?.is_none() || min > max {
+    if r.typed(dk, RedisType::SortedSet)?.is_none() || min > max {
         return Ok(Vec::new());
     }
     let mut upper = score_key(max).encoded();
@@ -457,10 +470,10 @@ fn by_score<E: Engine>(
     let children = ChildRange {
         lower: Some(score_key(min).encoded()),
         upper: Some(upper),
-        reverse: false,
+        reverse,
         limit: count.map(|c| offset + c + 2),
     };
-    Ok(entries(&mut r, &dk, &children)?
+    Ok(entries(r, dk, &children)?
         .into_iter()
         .filter(|(s, _)| range.contains(*s))
         .skip(offset)
@@ -470,6 +483,20 @@ fn by_score<E: Engine>(
 
 fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let range = ScoreRange::parse(ctx.arg(2), ctx.arg(3))?;
+    range_by_score(ctx, &range, false)
+}
+
+fn zrevrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let range = ScoreRange::parse(ctx.arg(3), ctx.arg(2))?;
+    range_by_score(ctx, &range, true)
+}
+
+/// ZRANGEBYSCORE and ZREVRANGEBYSCORE after their bounds: WITHSCORES and LIMIT.
+fn range_by_score<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    range: &ScoreRange,
+    reverse: bool,
+) -> CmdResult<Frame> {
     let mut with_scores = false;
     let mut limit: Option<(i64, i64)> = None;
     let mut i = 4;
@@ -484,21 +511,54 @@ fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             return Err(CmdError::Syntax);
         }
     }
-    let (offset, count) = match limit {
+    let window = match limit {
         Some((offset, _)) if offset < 0 => return Ok(Frame::Array(Vec::new())),
         Some((offset, count)) if count >= 0 => (offset as usize, Some(count as usize)),
         Some((offset, _)) => (offset as usize, None),
         None => (0, None),
     };
-    Ok(reply_entries(
-        by_score(ctx, &range, offset, count)?,
-        with_scores,
-    ))
+    let mut r = ctx.reads(ctx.read_time());
+    let selected = by_score(&mut r, &ctx.key(1), range, reverse, window)?;
+    Ok(reply_entries(selected, with_scores))
 }
 
 fn zcount<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let range = ScoreRange::parse(ctx.arg(2), ctx.arg(3))?;
-    Ok(Frame::Integer(by_score(ctx, &range, 0, None)?.len() as i64))
+    let mut r = ctx.reads(ctx.read_time());
+    let found = by_score(&mut r, &ctx.key(1), &range, false, (0, None))?;
+    Ok(Frame::Integer(found.len() as i64))
+}
+
+fn zremrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let range = ScoreRange::parse(ctx.arg(2), ctx.arg(3))?;
+    remove_selected(ctx, |r, dk| by_score(r, dk, &range, false, (0, None)))
+}
+
+fn zremrangebyrank<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
+    remove_selected(ctx, |r, dk| ranked(r, dk, start, stop, false))
+}
+
+/// Removes the members `select` picks from the sorted set at argument 1; replies with how
+/// many (the key goes when none is left).
+fn remove_selected<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    select: impl FnOnce(&mut Reads<'_, '_, E>, &[u8]) -> CmdResult<Vec<(f64, Vec<u8>)>>,
+) -> CmdResult<Frame> {
+    let dk = ctx.key(1);
+    ctx.store().write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        let doomed = select(&mut r, &dk)?;
+        if doomed.is_empty() {
+            return Ok(Frame::Integer(0));
+        }
+        for (score, member) in &doomed {
+            remove_member(batch, &dk, *score, member)?;
+        }
+        let left = cardinality(&mut r, &dk)? - doomed.len() as i64;
+        write_count(batch, &dk, left)?;
+        Ok(Frame::Integer(doomed.len() as i64))
+    })
 }
 
 /// ZRANK/ZREVRANK: the member's position in score order (or reversed), null if absent.
@@ -528,8 +588,17 @@ fn zrevrank<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 }
 
 fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    pop(ctx, "zpopmin", false)
+}
+
+fn zpopmax<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    pop(ctx, "zpopmax", true)
+}
+
+/// ZPOPMIN/ZPOPMAX: removes and returns the lowest (highest) scored members with scores.
+fn pop<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &str, highest: bool) -> CmdResult<Frame> {
     if ctx.args.len() > 3 {
-        return Err(wrong_arity("zpopmin"));
+        return Err(wrong_arity(name));
     }
     let count = super::pop_count(ctx, false)?.unwrap_or(1);
     let dk = ctx.key(1);
@@ -540,6 +609,7 @@ fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             return Ok(Frame::Array(Vec::new()));
         }
         let range = ChildRange {
+            reverse: highest,
             limit: Some(count),
             ..ChildRange::default()
         };
