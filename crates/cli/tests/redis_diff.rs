@@ -442,8 +442,16 @@ fn list_op(rng: &mut Rng) -> Op {
     let k = key(rng, LISTS);
     let v = rng.pick(LIST_VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(12) {
+    match rng.below(14) {
         11 => exact(args!["LTRIM", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
+        12 => exact(args!["RPOPLPUSH", k, key(rng, LISTS)]),
+        13 => exact(args![
+            "LMOVE",
+            k,
+            key(rng, LISTS),
+            rng.pick(&["LEFT", "RIGHT", "left"]),
+            rng.pick(&["LEFT", "RIGHT", "UP"])
+        ]),
         0 | 1 => exact(args![
             rng.pick(&["LPUSH", "RPUSH"]),
             k,

@@ -13,7 +13,7 @@ use engine::Engine;
 use super::hashes::{ensure_root, leaf_bytes};
 use super::strings::normalize_range;
 use super::zsets::write_count;
-use super::{Ctx, READONLY, Spec, WRITE, bulk_array, ok, spec};
+use super::{Ctx, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::int_arg;
@@ -31,6 +31,8 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("lset", 4, WRITE, 1, lset),
         spec("lrem", 4, WRITE, 1, lrem),
         spec("ltrim", 4, WRITE, 1, ltrim),
+        spec("lmove", 5, WRITE, 1, lmove),
+        spec("rpoplpush", 3, WRITE, 1, rpoplpush),
     ]
 }
 
@@ -346,5 +348,70 @@ fn ltrim<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             _ => store.forget_list_bounds(&dk),
         }
         Ok(ok())
+    })
+}
+
+fn rpoplpush<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    move_element(ctx, true, true)
+}
+
+fn lmove<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let side = |arg: &[u8]| match () {
+        _ if is(arg, "left") => Ok(true),
+        _ if is(arg, "right") => Ok(false),
+        _ => Err(CmdError::Syntax),
+    };
+    let (from_left, to_left) = (side(ctx.arg(3))?, side(ctx.arg(4))?);
+    move_element(ctx, !from_left, to_left)
+}
+
+/// LMOVE: pops an element from one end of the list at argument 1 and pushes it onto an end
+/// of the list at argument 2 (the same list rotates), in one batch. Null when the source is
+/// empty.
+fn move_element<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    from_back: bool,
+    to_front: bool,
+) -> CmdResult<Frame> {
+    let (src, dst) = (ctx.key(1), ctx.key(2));
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        if r.typed(&src, RedisType::List)?.is_none() {
+            return Ok(Frame::Null);
+        }
+        let dst_info = r.typed(&dst, RedisType::List)?;
+        let popped = elements(store, &mut r, &src, from_back, Some(1), true)?;
+        let Some((index, doc)) = popped.into_iter().next() else {
+            return Ok(Frame::Null);
+        };
+        let value = leaf_bytes(&doc);
+        let src_len = length(&mut r, &src)?;
+        remove_elements(batch, &src, std::iter::once(index))?;
+        let (low, high) = store.list_bounds(&src);
+        if from_back {
+            store.set_list_bounds(&src, low, index.saturating_sub(1));
+        } else {
+            store.set_list_bounds(&src, index.saturating_add(1), high);
+        }
+        let dst_len = if src == dst {
+            src_len - 1
+        } else {
+            write_count(batch, &src, src_len - 1)?;
+            match dst_info {
+                Some(_) => length(&mut r, &dst)?,
+                None => 0,
+            }
+        };
+        ensure_root(batch, &dst, &dst_info, RedisType::List)?;
+        let pushed = [PrimitiveValue::String(value.clone())];
+        let (low, high) = batch.push_list(&dst, &pushed, None, to_front)?;
+        write_count(batch, &dst, dst_len + 1)?;
+        if dst_info.is_none() {
+            store.set_list_bounds(&dst, low, high);
+        } else {
+            store.widen_list_bounds(&dst, low, high);
+        }
+        Ok(Frame::Bulk(value))
     })
 }
