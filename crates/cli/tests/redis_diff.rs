@@ -328,9 +328,24 @@ fn set_op(rng: &mut Rng) -> Op {
     let k = key(rng, SETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(11) {
+    match rng.below(13) {
         0 | 1 => exact(args!["SADD", k, m, rng.pick(MEMBERS)]),
         9 => exact(args!["SMISMEMBER", k, m, rng.pick(MEMBERS)]),
+        11 => Op::new(
+            args![
+                rng.pick(&["SINTER", "SUNION", "SDIFF"]),
+                k,
+                key(rng, SETS),
+                key(rng, SETS)
+            ],
+            Cmp::Unordered,
+        ),
+        12 => exact(args![
+            rng.pick(&["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]),
+            key(rng, SETS),
+            k,
+            key(rng, SETS)
+        ]),
         2 => exact(args!["SREM", k, m, rng.pick(MEMBERS)]),
         3 => Op::new(args!["SMEMBERS", k], Cmp::Unordered),
         4 => exact(args!["SISMEMBER", k, m]),

@@ -96,27 +96,37 @@ pub(super) fn remove_members<E: Engine>(
     Ok(removed.len() as i64)
 }
 
+/// A collection's members: names and values, in key order.
+pub(super) type Members = Vec<(Vec<u8>, SubDocument)>;
+
 /// The live members of a collection of `kind` at argument 1: `(name, value)` in key order.
-pub(super) fn members<E: Engine>(
-    ctx: &Ctx<'_, '_, E>,
-    kind: RedisType,
-) -> CmdResult<Vec<(Vec<u8>, SubDocument)>> {
+pub(super) fn members<E: Engine>(ctx: &Ctx<'_, '_, E>, kind: RedisType) -> CmdResult<Members> {
     let mut r = ctx.reads(ctx.read_time());
-    let dk = ctx.key(1);
-    if r.typed(&dk, kind)?.is_none() {
-        return Ok(Vec::new());
+    Ok(members_of(&mut r, &ctx.key(1), kind)?.unwrap_or_default())
+}
+
+/// The members (names and values) of the collection of `kind` at `dk`, `None` when the key
+/// is absent, WRONGTYPE when it holds another type.
+pub(super) fn members_of<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+    kind: RedisType,
+) -> CmdResult<Option<Members>> {
+    if r.typed(dk, kind)?.is_none() {
+        return Ok(None);
     }
-    let doc = r.document(&dk)?;
-    let Some(SubDocument::Object { children, .. }) = doc else {
-        return Ok(Vec::new());
+    let Some(SubDocument::Object { children, .. }) = r.document(dk)? else {
+        return Ok(Some(Vec::new()));
     };
-    Ok(children
-        .into_values()
-        .filter_map(|(key, child)| match key {
-            KeyEntryValue::String(name, _) => Some((name, child)),
-            _ => None,
-        })
-        .collect())
+    Ok(Some(
+        children
+            .into_values()
+            .filter_map(|(key, child)| match key {
+                KeyEntryValue::String(name, _) => Some((name, child)),
+                _ => None,
+            })
+            .collect(),
+    ))
 }
 
 /// The bytes of a leaf value.

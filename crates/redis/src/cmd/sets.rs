@@ -20,6 +20,12 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("smembers", 2, READONLY, 1, smembers),
         spec("sismember", 3, READONLY, 1, sismember),
         spec("smismember", -3, READONLY, 1, smismember),
+        spec("sinter", -2, READONLY, 1, sinter),
+        spec("sunion", -2, READONLY, 1, sunion),
+        spec("sdiff", -2, READONLY, 1, sdiff),
+        spec("sinterstore", -3, WRITE, 1, sinterstore),
+        spec("sunionstore", -3, WRITE, 1, sunionstore),
+        spec("sdiffstore", -3, WRITE, 1, sdiffstore),
         spec("scard", 2, READONLY, 1, scard),
         spec("spop", -2, WRITE, 1, spop),
         spec("sscan", -3, READONLY, 1, sscan),
@@ -155,4 +161,88 @@ fn random_u16(seed: u64) -> u16 {
 
 fn sscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     scan_members(ctx, RedisType::Set, false)
+}
+
+/// How SINTER, SUNION and SDIFF combine their sets.
+#[derive(Clone, Copy)]
+enum Algebra {
+    Inter,
+    Union,
+    Diff,
+}
+
+/// The combination of the sets at `keys`, read at `ht`: every key's type is checked (as
+/// Redis does), and an absent key counts as an empty set.
+fn combine<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    keys: &[Vec<u8>],
+    op: Algebra,
+    ht: dockv::HybridTime,
+) -> CmdResult<Vec<Vec<u8>>> {
+    let mut r = ctx.reads(ht);
+    let mut sets = Vec::with_capacity(keys.len());
+    for dk in keys {
+        let members = super::hashes::members_of(&mut r, dk, RedisType::Set)?;
+        sets.push(members.into_iter().flatten().map(|(n, _)| n).collect());
+    }
+    let mut sets = sets.into_iter();
+    let first: HashSet<Vec<u8>> = sets.next().unwrap_or_default();
+    let result = sets.fold(first, |acc, set| match op {
+        Algebra::Inter => acc.intersection(&set).cloned().collect(),
+        Algebra::Union => acc.union(&set).cloned().collect(),
+        Algebra::Diff => acc.difference(&set).cloned().collect(),
+    });
+    let mut result: Vec<Vec<u8>> = result.into_iter().collect();
+    result.sort();
+    Ok(result)
+}
+
+fn set_algebra<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Algebra) -> CmdResult<Frame> {
+    let keys: Vec<Vec<u8>> = (1..ctx.args.len()).map(|i| ctx.key(i)).collect();
+    Ok(bulk_array(combine(ctx, &keys, op, ctx.read_time())?))
+}
+
+/// SINTERSTORE and friends: the result replaces the set at argument 1 (an empty result
+/// deletes it); replies with its size.
+fn set_algebra_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Algebra) -> CmdResult<Frame> {
+    let dst = ctx.key(1);
+    let keys: Vec<Vec<u8>> = (2..ctx.args.len()).map(|i| ctx.key(i)).collect();
+    ctx.store().write(|batch, ht| {
+        let result = combine(ctx, &keys, op, ht)?;
+        // A tombstone, then (newer in the batch) the new set over it.
+        batch.set_encoded_path(dst.clone(), Value::tombstone())?;
+        if !result.is_empty() {
+            ensure_root(batch, &dst, &None, RedisType::Set)?;
+            for name in &result {
+                batch
+                    .set_encoded_path(member_path(&dst, name), Value::new(PrimitiveValue::Null))?;
+            }
+        }
+        ctx.store().forget_list_bounds(&dst);
+        Ok(Frame::Integer(result.len() as i64))
+    })
+}
+
+fn sinter<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    set_algebra(ctx, Algebra::Inter)
+}
+
+fn sunion<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    set_algebra(ctx, Algebra::Union)
+}
+
+fn sdiff<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    set_algebra(ctx, Algebra::Diff)
+}
+
+fn sinterstore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    set_algebra_store(ctx, Algebra::Inter)
+}
+
+fn sunionstore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    set_algebra_store(ctx, Algebra::Union)
+}
+
+fn sdiffstore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    set_algebra_store(ctx, Algebra::Diff)
 }
