@@ -358,31 +358,31 @@ impl<'a, E: Engine> DocView<'a, E> {
 /// Resets the in-flight marker even if the write closure panics.
 struct InFlight<'a>(&'a AtomicU64);
 
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.store(NO_WRITE, Ordering::SeqCst);
+    }
+}
+
 thread_local! {
     /// The database whose [`DocDb::write_now`] this thread is inside (by [`DocDb::identity`]),
     /// or 0.
     static WRITING: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Marks this thread as inside a database's `write_now` until dropped.
-struct WritingHere;
+/// Marks this thread as inside a database's `write_now` until dropped, then restores the
+/// mark it replaced (a `write_now` of another database may enclose this one).
+struct WritingHere(usize);
 
 impl WritingHere {
     fn enter(identity: usize) -> Self {
-        WRITING.with(|w| w.set(identity));
-        WritingHere
+        WritingHere(WRITING.with(|w| w.replace(identity)))
     }
 }
 
 impl Drop for WritingHere {
     fn drop(&mut self) {
-        WRITING.with(|w| w.set(0));
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.store(NO_WRITE, Ordering::SeqCst);
+        WRITING.with(|w| w.set(self.0));
     }
 }
 

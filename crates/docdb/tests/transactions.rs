@@ -91,3 +91,25 @@ fn separate_write_nows_start_their_write_ids_at_zero() {
     let dump = db.dump().expect("dump");
     assert!(!dump.contains("w: 1 }"), "{dump}");
 }
+
+#[test]
+fn a_write_now_of_another_database_inside_leaves_the_outer_one_nested() {
+    let (db, other) = (open(), open());
+    db.write_now(|ht| {
+        nested_write(&db, &field("a"), Some("1"));
+        let other_ht = nested_write(&other, &field("x"), Some("1"));
+        assert!(other_ht > ht, "the other database takes its own time");
+        // Back in the outer write, a batch at its time numbers its write ids on. (Committed
+        // directly: were the mark lost, a nested `write_now` would wait on itself.)
+        let mut batch = db.batch(ht);
+        batch.set(&field("b"), Value::new(PrimitiveValue::string("2")))?;
+        batch.commit()?;
+        Ok(())
+    })
+    .expect("outer write");
+    let dump = db.dump().expect("dump");
+    assert!(
+        dump.contains("w: 1 }"),
+        "the second batch numbers on:\n{dump}"
+    );
+}

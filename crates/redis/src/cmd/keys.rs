@@ -28,8 +28,8 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("pexpireat", -3, WRITE, 1, pexpireat),
         spec("ttl", 2, READONLY, 1, ttl),
         spec("pttl", 2, READONLY, 1, pttl),
-        spec("expiretime", 2, READONLY, 1, expiretime),
-        spec("pexpiretime", 2, READONLY, 1, pexpiretime),
+        spec("expiretime", 2, READONLY, 1, |c| expire_time(c, 1000)),
+        spec("pexpiretime", 2, READONLY, 1, |c| expire_time(c, 1)),
         spec("persist", 2, WRITE, 1, persist),
         spec("rename", 3, WRITE, 1, rename),
         spec("keys", 2, READONLY, 0, keys),
@@ -219,14 +219,6 @@ fn expire_time<E: Engine>(ctx: &Ctx<'_, '_, E>, unit_ms: u64) -> CmdResult<Frame
         None => -1,
         Some(at_micros) => (at_micros / 1000 / unit_ms) as i64,
     }))
-}
-
-fn expiretime<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    expire_time(ctx, 1000)
-}
-
-fn pexpiretime<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    expire_time(ctx, 1)
 }
 
 fn persist<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

@@ -32,7 +32,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("lrem", 4, WRITE, 1, lrem),
         spec("ltrim", 4, WRITE, 1, ltrim),
         spec("lmove", 5, WRITE, 1, lmove),
-        spec("rpoplpush", 3, WRITE, 1, rpoplpush),
+        spec("rpoplpush", 3, WRITE, 1, |c| move_element(c, true, true)),
     ]
 }
 
@@ -349,10 +349,6 @@ fn ltrim<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         Ok(ok())
     })
-}
-
-fn rpoplpush<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    move_element(ctx, true, true)
 }
 
 fn lmove<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

@@ -20,12 +20,22 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("smembers", 2, READONLY, 1, smembers),
         spec("sismember", 3, READONLY, 1, sismember),
         spec("smismember", -3, READONLY, 1, smismember),
-        spec("sinter", -2, READONLY, 1, sinter),
-        spec("sunion", -2, READONLY, 1, sunion),
-        spec("sdiff", -2, READONLY, 1, sdiff),
-        spec("sinterstore", -3, WRITE, 1, sinterstore),
-        spec("sunionstore", -3, WRITE, 1, sunionstore),
-        spec("sdiffstore", -3, WRITE, 1, sdiffstore),
+        spec("sinter", -2, READONLY, 1, |c| {
+            set_algebra(c, Algebra::Inter)
+        }),
+        spec("sunion", -2, READONLY, 1, |c| {
+            set_algebra(c, Algebra::Union)
+        }),
+        spec("sdiff", -2, READONLY, 1, |c| set_algebra(c, Algebra::Diff)),
+        spec("sinterstore", -3, WRITE, 1, |c| {
+            set_algebra_store(c, Algebra::Inter)
+        }),
+        spec("sunionstore", -3, WRITE, 1, |c| {
+            set_algebra_store(c, Algebra::Union)
+        }),
+        spec("sdiffstore", -3, WRITE, 1, |c| {
+            set_algebra_store(c, Algebra::Diff)
+        }),
         spec("scard", 2, READONLY, 1, scard),
         spec("spop", -2, WRITE, 1, spop),
         spec("sscan", -3, READONLY, 1, sscan),
@@ -221,28 +231,4 @@ fn set_algebra_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Algebra) -> CmdRes
         ctx.store().forget_list_bounds(&dst);
         Ok(Frame::Integer(result.len() as i64))
     })
-}
-
-fn sinter<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    set_algebra(ctx, Algebra::Inter)
-}
-
-fn sunion<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    set_algebra(ctx, Algebra::Union)
-}
-
-fn sdiff<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    set_algebra(ctx, Algebra::Diff)
-}
-
-fn sinterstore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    set_algebra_store(ctx, Algebra::Inter)
-}
-
-fn sunionstore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    set_algebra_store(ctx, Algebra::Union)
-}
-
-fn sdiffstore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    set_algebra_store(ctx, Algebra::Diff)
 }

@@ -24,15 +24,15 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zrange", -4, READONLY, 1, zrange),
         spec("zrevrange", -4, READONLY, 1, zrevrange),
         spec("zrangebyscore", -4, READONLY, 1, zrangebyscore),
-        spec("zpopmin", -2, WRITE, 1, zpopmin),
-        spec("zpopmax", -2, WRITE, 1, zpopmax),
+        spec("zpopmin", -2, WRITE, 1, |c| pop(c, "zpopmin", false)),
+        spec("zpopmax", -2, WRITE, 1, |c| pop(c, "zpopmax", true)),
         spec("zrevrangebyscore", -4, READONLY, 1, zrevrangebyscore),
         spec("zremrangebyscore", 4, WRITE, 1, zremrangebyscore),
         spec("zremrangebyrank", 4, WRITE, 1, zremrangebyrank),
         spec("zincrby", 4, WRITE, 1, zincrby),
         spec("zcount", 4, READONLY, 1, zcount),
-        spec("zrank", 3, READONLY, 1, zrank),
-        spec("zrevrank", 3, READONLY, 1, zrevrank),
+        spec("zrank", 3, READONLY, 1, |c| rank(c, false)),
+        spec("zrevrank", 3, READONLY, 1, |c| rank(c, true)),
     ]
 }
 
@@ -577,22 +577,6 @@ fn rank<E: Engine>(ctx: &Ctx<'_, '_, E>, reverse: bool) -> CmdResult<Frame> {
         .iter()
         .position(|(_, m)| m.as_slice() == member);
     Ok(position.map_or(Frame::Null, |p| Frame::Integer(p as i64)))
-}
-
-fn zrank<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    rank(ctx, false)
-}
-
-fn zrevrank<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    rank(ctx, true)
-}
-
-fn zpopmin<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    pop(ctx, "zpopmin", false)
-}
-
-fn zpopmax<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    pop(ctx, "zpopmax", true)
 }
 
 /// ZPOPMIN/ZPOPMAX: removes and returns the lowest (highest) scored members with scores.
