@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use engine::Engine;
 
+use crate::blocking::Blocking;
 use crate::cmd::Table;
 use crate::frame::Limits;
 use crate::metrics::{Metrics, metric};
@@ -85,6 +86,8 @@ pub struct Core<E: Engine> {
     pub table: Table<E>,
     /// Pub/sub and MONITOR.
     pub broker: Broker,
+    /// Clients blocked in blocking pops.
+    pub blocking: Blocking,
     /// Counters.
     pub metrics: Metrics,
     config: RwLock<RuntimeConfig>,
@@ -110,6 +113,7 @@ impl<E: Engine> Core<E> {
             store,
             table,
             broker: Broker::default(),
+            blocking: Blocking::default(),
             metrics,
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),

@@ -9,11 +9,13 @@ use std::time::Duration;
 
 use engine::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::cmd::{execute, execute_blind_run, is_blind_write};
+use crate::blocking::{Wait, Waiter};
+use crate::cmd::{execute, execute_blind_run, is_blind_write, serve_after};
 use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
 use crate::pubsub::Subscriber;
@@ -118,6 +120,20 @@ async fn connection<E: Engine>(
     let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut output: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     loop {
+        if let Some(wait) = session.blocked.take() {
+            let waited = wait_unblocked(core, &mut session, wait, &mut reader, &mut input);
+            let reply = tokio::select! {
+                reply = waited => reply?,
+                _ = shutdown.changed() => None,
+            };
+            let Some(reply) = reply else { return Ok(()) };
+            reply.encode_to(&mut output);
+            // Then the requests that arrived while it waited.
+            if respond(core, &mut session, &mut input, &mut output, &mut writer).await? {
+                return Ok(());
+            }
+            continue;
+        }
         if input.capacity() - input.len() < READ_CHUNK / 2 {
             input.reserve(READ_CHUNK);
         }
@@ -126,21 +142,7 @@ async fn connection<E: Engine>(
                 if read? == 0 {
                     return Ok(());
                 }
-                let close = handle_input(core, &mut session, &mut input, &mut output);
-                // Let the other connections with requests waiting run theirs first, as
-                // Redis's event loop does: then one WAL flush covers all their writes, and
-                // the replies go out together, waking the clients once rather than once per
-                // reply.
-                tokio::task::yield_now().await;
-                if let Err(e) = core.commit_wal(&mut session) {
-                    // Nothing may be acknowledged that is not in the log.
-                    tracing::error!(%peer, error = %e, "WAL flush failed; dropping the connection");
-                    return Err(io::Error::other(e.to_string()));
-                }
-                writer.write_all(&output).await?;
-                output.clear();
-                if close {
-                    let _ = writer.shutdown().await;
+                if respond(core, &mut session, &mut input, &mut output, &mut writer).await? {
                     return Ok(());
                 }
             }
@@ -159,6 +161,106 @@ async fn connection<E: Engine>(
             }
             _ = shutdown.changed() => return Ok(()),
         }
+    }
+}
+
+/// Runs the requests in `input`, then sends `output` (their replies after whatever it held)
+/// once their writes are in the log. Returns true when the connection is to close.
+async fn respond<E: Engine>(
+    core: &Core<E>,
+    session: &mut Session,
+    input: &mut Vec<u8>,
+    output: &mut Vec<u8>,
+    writer: &mut OwnedWriteHalf,
+) -> io::Result<bool> {
+    let close = handle_input(core, session, input, output);
+    // Let the other connections with requests waiting run theirs first, as Redis's event
+    // loop does: then one WAL flush covers all their writes, and the replies go out
+    // together, waking the clients once rather than once per reply.
+    tokio::task::yield_now().await;
+    if let Err(e) = core.commit_wal(session) {
+        // Nothing may be acknowledged that is not in the log.
+        tracing::error!(peer = %session.addr, error = %e, "WAL flush failed; dropping the connection");
+        return Err(io::Error::other(e.to_string()));
+    }
+    writer.write_all(output).await?;
+    output.clear();
+    if close {
+        let _ = writer.shutdown().await;
+    }
+    Ok(close)
+}
+
+/// Requests a blocked client may send before it is served; beyond this the server stops
+/// reading from it (Redis buffers them too, and runs them once the client is unblocked).
+const MAX_INPUT_WHILE_BLOCKED: usize = 64 << 20;
+
+/// Waits until a blocked client is served (its reply), its deadline passes (a null array,
+/// Redis's reply), or it goes away (`None`; so does a read error). Requests it sends
+/// meanwhile are kept in `input`.
+async fn wait_unblocked<E: Engine>(
+    core: &Core<E>,
+    session: &mut Session,
+    wait: Wait,
+    reader: &mut OwnedReadHalf,
+    input: &mut Vec<u8>,
+) -> io::Result<Option<Frame>> {
+    let Wait {
+        waiter,
+        mut served,
+        deadline,
+    } = wait;
+    let _unblock = Unblock {
+        core,
+        waiter: &waiter,
+    };
+    let expired = async move {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(expired);
+    let served = loop {
+        if input.capacity() - input.len() < READ_CHUNK / 2 {
+            input.reserve(READ_CHUNK);
+        }
+        tokio::select! {
+            served = &mut served => break served,
+            () = &mut expired => {
+                if core.blocking.cancel(&waiter) {
+                    return Ok(Some(Frame::NullArray));
+                }
+                // Served just now: the reply is in the channel.
+                break served.await;
+            }
+            read = reader.read_buf(input), if input.len() < MAX_INPUT_WHILE_BLOCKED => {
+                if read? == 0 {
+                    return Ok(None);
+                }
+            }
+        }
+    };
+    Ok(Some(match served {
+        Ok(served) => {
+            session.last_write = session.last_write.max(served.write_seq);
+            served.reply
+        }
+        // The server side dropped it unanswered: as if the time ran out.
+        Err(_) => Frame::NullArray,
+    }))
+}
+
+/// Takes a client that stops waiting for any reason (deadline, disconnect, shutdown) off
+/// the registry, so no push is handed to it.
+struct Unblock<'a, E: Engine> {
+    core: &'a Core<E>,
+    waiter: &'a Arc<Waiter>,
+}
+
+impl<E: Engine> Drop for Unblock<'_, E> {
+    fn drop(&mut self) {
+        self.core.blocking.cancel(self.waiter);
     }
 }
 
@@ -199,9 +301,15 @@ fn handle_input<E: Engine>(
                     continue;
                 }
                 run_blind(core, session, &mut blind, &iters, output);
-                for reply in execute(core, session, &args, &iters) {
+                let replies = execute(core, session, &args, &iters);
+                if session.blocked.is_some() {
+                    // Its reply comes when it is served; the requests after it wait.
+                    break;
+                }
+                for reply in replies {
                     reply.encode_to(output);
                 }
+                serve_after(core, &iters, session, &args);
                 if session.quit {
                     close = true;
                     break;

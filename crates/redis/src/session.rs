@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use dockv::HybridTime;
 use dockv::value::Value;
 
+use crate::blocking::Wait;
 use crate::core::RuntimeConfig;
 use crate::pubsub::Subscriber;
 use crate::store::DbId;
@@ -43,6 +44,15 @@ pub struct Session {
     pub multi: Option<Multi>,
     /// The keys WATCHed for the next EXEC.
     pub watched: Vec<Watched>,
+    /// EXEC is running this connection's queued commands (a blocking pop then answers at
+    /// once).
+    pub in_exec: bool,
+    /// The arguments of the write commands the last EXEC ran (the keys it may have made
+    /// ready for blocked clients, in order).
+    pub exec_written: Vec<Vec<u8>>,
+    /// The connection is blocked in a blocking pop: it reads no further requests until the
+    /// reply comes or the deadline passes.
+    pub blocked: Option<Wait>,
 }
 
 /// A transaction being queued (MULTI ... EXEC).
@@ -94,6 +104,9 @@ impl Session {
             blind_run: None,
             multi: None,
             watched: Vec::new(),
+            in_exec: false,
+            exec_written: Vec::new(),
+            blocked: None,
         }
     }
 

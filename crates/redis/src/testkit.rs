@@ -3,7 +3,7 @@
 //!
 //! Public so that the integration tests of this crate and of the `docdb` binary share them.
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -81,6 +81,20 @@ impl RespClient {
             }
             self.buf.extend_from_slice(&chunk[..n]);
         }
+    }
+
+    /// The next reply if one arrives within `wait`, else `None` (for a client that should
+    /// still be blocked). What arrives in part stays buffered for the next read.
+    pub fn reply_within(&mut self, wait: Duration) -> std::io::Result<Option<Frame>> {
+        self.stream.set_read_timeout(Some(wait))?;
+        let reply = match self.read_reply() {
+            Ok(frame) => Ok(Some(frame)),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Ok(None),
+            Err(e) => Err(e),
+        };
+        self.stream
+            .set_read_timeout(Some(Duration::from_secs(30)))?;
+        reply
     }
 
     /// Reads until the server closes the connection; returns what arrived (for tests of

@@ -1,6 +1,7 @@
 //! Commands: the table of every command (name, arity, flags, handler), and dispatch of one
 //! request's arguments to its handler (STYLE.md's frame → command → execute → reply).
 
+mod blocking;
 mod hashes;
 mod keys;
 mod lists;
@@ -10,6 +11,8 @@ mod strings;
 mod timeseries;
 mod txn;
 mod zsets;
+
+pub use blocking::serve_after;
 
 use std::collections::HashMap;
 
@@ -106,6 +109,7 @@ impl<E: Engine> Table<E> {
             .chain(timeseries::specs())
             .chain(server::specs())
             .chain(txn::specs())
+            .chain(blocking::specs())
             .enumerate()
         {
             spec.id = id;

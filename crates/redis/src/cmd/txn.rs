@@ -5,7 +5,7 @@
 use dockv::HybridTime;
 use engine::Engine;
 
-use super::{Ctx, Spec, TXN, execute, ok, spec};
+use super::{Ctx, Spec, TXN, WRITE, execute, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::session::{Multi, Watched};
@@ -85,9 +85,19 @@ fn exec<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                 Ok(true) => Ok(Frame::NullArray),
                 Ok(false) => {
                     let mut replies = Vec::with_capacity(multi.queued.len());
+                    session.in_exec = true;
                     for args in &multi.queued {
                         replies.extend(execute(core, session, args, iters));
+                        if core
+                            .table
+                            .get(&args[0])
+                            .is_some_and(|s| s.flags & WRITE != 0)
+                        {
+                            // For the blocked clients served after EXEC, in this order.
+                            session.exec_written.extend_from_slice(&args[1..]);
+                        }
                     }
+                    session.in_exec = false;
                     Ok(Frame::Array(replies))
                 }
                 Err(e) => Err(e),

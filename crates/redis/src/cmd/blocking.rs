@@ -1,0 +1,246 @@
+//! Blocking pops: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX.
+//!
+//! Each first tries its non-blocking form (LPOP, RPOP, RPOPLPUSH, LMOVE, ZPOPMIN, ZPOPMAX)
+//! on its keys in order. When all are empty the client blocks (see [`crate::blocking`]),
+//! unless it runs inside EXEC, where Redis answers at once as if the timeout had passed.
+//! After every write command the connection that ran it serves the clients blocked on the
+//! keys it names ([`serve_after`]).
+
+use std::time::{Duration, Instant};
+
+use engine::Engine;
+
+use super::{Ctx, Spec, WRITE, is, spec};
+use crate::blocking::Served;
+use crate::core::Core;
+use crate::error::{CmdError, CmdResult};
+use crate::frame::Frame;
+use crate::number::parse_f64;
+use crate::pubsub::Subscriber;
+use crate::session::Session;
+use crate::store::IterSlot;
+
+pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
+    vec![
+        spec("blpop", -3, WRITE, 1, blocking),
+        spec("brpop", -3, WRITE, 1, blocking),
+        spec("brpoplpush", 4, WRITE, 1, blocking),
+        spec("blmove", 6, WRITE, 1, blocking),
+        spec("bzpopmin", -3, WRITE, 1, blocking),
+        spec("bzpopmax", -3, WRITE, 1, blocking),
+    ]
+}
+
+/// The timeout argument (seconds, fractions allowed) as Redis 7.0 reads it: `None` waits
+/// for ever (0). Redis rounds up to milliseconds and casts to a 64-bit integer, so values
+/// beyond that range (infinity too) come out negative.
+fn timeout_arg(arg: &[u8]) -> CmdResult<Option<Duration>> {
+    let secs =
+        parse_f64(arg).ok_or_else(|| CmdError::err("timeout is not a float or out of range"))?;
+    let ms = (secs * 1000.0).ceil();
+    if !(0.0..(i64::MAX as f64)).contains(&ms) {
+        return Err(CmdError::err("timeout is negative"));
+    }
+    Ok((ms > 0.0).then(|| Duration::from_millis(ms as u64)))
+}
+
+/// The keys a blocking request waits on: a move's source, or every key of a pop.
+fn waited_keys(request: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    if is(&request[0], "brpoplpush") || is(&request[0], "blmove") {
+        vec![request[1].clone()]
+    } else {
+        request[1..request.len() - 1].to_vec()
+    }
+}
+
+fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let timeout = timeout_arg(&ctx.args[ctx.args.len() - 1])?;
+    if is(ctx.arg(0), "blmove") {
+        for side in &ctx.args[3..5] {
+            if !is(side, "left") && !is(side, "right") {
+                return Err(CmdError::Syntax);
+            }
+        }
+    }
+    let keys = waited_keys(ctx.args);
+    let (core, iters, request) = (ctx.core, ctx.iters, ctx.args);
+    let session = &mut *ctx.session;
+    // Under the writer lock: a push either lands before this attempt or serves the block.
+    core.store
+        .docdb()
+        .write_now(|_| {
+            Ok(match attempt(core, session, iters, request, &keys) {
+                Ok(None) if !session.in_exec => {
+                    let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+                    let wait = core.blocking.lock().block(
+                        session.id,
+                        session.addr,
+                        session.db,
+                        session.db_name.clone(),
+                        request.to_vec(),
+                        keys,
+                        deadline,
+                    );
+                    session.blocked = Some(wait);
+                    // Not sent: the connection waits for the reply a push brings.
+                    Ok(Frame::NullArray)
+                }
+                Ok(None) => Ok(Frame::NullArray),
+                Ok(Some(reply)) => Ok(reply),
+                Err(e) => Err(e),
+            })
+        })
+        .map_err(CmdError::from)?
+}
+
+/// Runs the non-blocking form of `request` on `keys` (in that order) until one gives
+/// something: its reply then, `None` when all are empty. A key of the wrong type is an error,
+/// as in Redis.
+fn attempt<'c, E: Engine>(
+    core: &'c Core<E>,
+    session: &mut Session,
+    iters: &IterSlot<'c, E>,
+    request: &[Vec<u8>],
+    keys: &[Vec<u8>],
+) -> CmdResult<Option<Frame>> {
+    let name = &request[0];
+    if is(name, "brpoplpush") || is(name, "blmove") {
+        let inner: Vec<Vec<u8>> = if is(name, "blmove") {
+            [
+                b"lmove".as_slice(),
+                &request[1],
+                &request[2],
+                &request[3],
+                &request[4],
+            ]
+            .map(<[u8]>::to_vec)
+            .to_vec()
+        } else {
+            [b"rpoplpush".as_slice(), &request[1], &request[2]]
+                .map(<[u8]>::to_vec)
+                .to_vec()
+        };
+        return Ok(match call(core, session, iters, &inner)? {
+            Frame::Bulk(value) => Some(Frame::Bulk(value)),
+            _ => None,
+        });
+    }
+    let pop: &[u8] = match () {
+        _ if is(name, "blpop") => b"lpop",
+        _ if is(name, "brpop") => b"rpop",
+        _ if is(name, "bzpopmin") => b"zpopmin",
+        _ => b"zpopmax",
+    };
+    for key in keys {
+        let popped = call(core, session, iters, &[pop.to_vec(), key.clone()])?;
+        let mut reply = vec![Frame::Bulk(key.clone())];
+        match popped {
+            Frame::Bulk(value) => reply.push(Frame::Bulk(value)),
+            Frame::Array(entry) if !entry.is_empty() => reply.extend(entry),
+            _ => continue,
+        }
+        return Ok(Some(Frame::Array(reply)));
+    }
+    Ok(None)
+}
+
+/// Runs the handler of the command in `args` directly (no queueing, counting or MONITOR:
+/// it is part of the blocking command that called it).
+fn call<'c, E: Engine>(
+    core: &'c Core<E>,
+    session: &mut Session,
+    iters: &IterSlot<'c, E>,
+    args: &[Vec<u8>],
+) -> CmdResult<Frame> {
+    let spec = core
+        .table
+        .get(&args[0])
+        .ok_or_else(|| CmdError::err("blocking command without its non-blocking form"))?;
+    let mut ctx = Ctx {
+        core,
+        iters,
+        session,
+        args,
+        early: Vec::new(),
+        as_of: None,
+    };
+    (spec.run)(&mut ctx)
+}
+
+/// After `session` ran the command in `args`: serves the clients blocked on keys it names
+/// (for EXEC, the keys its write commands name), in the order they blocked, and then those
+/// blocked on the lists their moves pushed to.
+pub fn serve_after<'c, E: Engine>(
+    core: &'c Core<E>,
+    iters: &IterSlot<'c, E>,
+    session: &mut Session,
+    args: &[Vec<u8>],
+) {
+    let exec_written = std::mem::take(&mut session.exec_written);
+    if core.blocking.count() == 0 {
+        return;
+    }
+    let written = match core.table.get(&args[0]) {
+        Some(spec) if spec.name == "exec" => exec_written.as_slice(),
+        Some(spec) if spec.flags & WRITE != 0 => &args[1..],
+        _ => return,
+    };
+    let served = core.store.docdb().write_now(|_| {
+        serve_ready(core, iters, written);
+        Ok(())
+    });
+    if let Err(e) = served {
+        tracing::error!(error = %e, "serving blocked clients failed");
+    }
+}
+
+/// Serves blocked clients, round after round in blocking order, until a round serves no one.
+fn serve_ready<'c, E: Engine>(core: &'c Core<E>, iters: &IterSlot<'c, E>, written: &[Vec<u8>]) {
+    let mut blocked = core.blocking.lock();
+    let mut ready: Vec<Vec<u8>> = Vec::new();
+    for key in written {
+        add_ready(&mut ready, key.clone());
+    }
+    loop {
+        let mut progress = false;
+        for waiter in blocked.waiting_on(&ready) {
+            // The keys in the order they were written, as Redis serves them.
+            let keys: Vec<Vec<u8>> = ready
+                .iter()
+                .filter(|k| waiter.keys.contains(k))
+                .cloned()
+                .collect();
+            let mut session = waiter_session(&waiter);
+            let reply = match attempt(core, &mut session, iters, &waiter.request, &keys) {
+                Ok(None) => continue,
+                Ok(Some(reply)) => reply,
+                Err(e) => e.to_frame(),
+            };
+            if is(&waiter.request[0], "brpoplpush") || is(&waiter.request[0], "blmove") {
+                add_ready(&mut ready, waiter.request[2].clone());
+            }
+            let write_seq = core.count_write();
+            blocked.serve(&waiter, Served { reply, write_seq });
+            progress = true;
+        }
+        if !progress {
+            return;
+        }
+    }
+}
+
+fn add_ready(ready: &mut Vec<Vec<u8>>, key: Vec<u8>) {
+    if !ready.contains(&key) {
+        ready.push(key);
+    }
+}
+
+/// A session standing in for a blocked client while another connection serves it.
+fn waiter_session(waiter: &crate::blocking::Waiter) -> Session {
+    let (push, _, _) = Subscriber::channel();
+    let mut session = Session::new(waiter.client, waiter.addr, push);
+    session.db = waiter.db;
+    session.db_name = waiter.db_name.clone();
+    session.authenticated = true;
+    session
+}
