@@ -150,6 +150,12 @@ const SCORE_BOUNDS: &[&str] = &[
     "-inf", "+inf", "0", "1", "(1", "(0", "1.5", "5", "(5", "abc", "(-inf", "3",
 ];
 const MEMBERS: &[&str] = &["m0", "m1", "m2", "m3", "m4"];
+/// A sorted set whose members all score 0: only lex commands and ZADD 0 touch it, since
+/// Redis leaves lex ranges over mixed scores unspecified.
+const LEX_ZSET: &str = "lz";
+const LEX_BOUNDS: &[&str] = &[
+    "-", "+", "[m1", "(m1", "[m3", "(m4", "[m", "(", "m2", "[", "+x",
+];
 const FIELDS: &[&str] = &["f0", "f1", "f2", "f3"];
 const LIST_VALUES: &[&str] = &["a", "b", "c", "1"];
 const PATTERNS: &[&str] = &[
@@ -365,8 +371,13 @@ fn zset_op(rng: &mut Rng) -> Op {
     let k = key(rng, ZSETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(17) {
+    match rng.below(22) {
         0..=2 => exact(zadd_args(rng, k)),
+        17 => exact(args!["ZMSCORE", k, m, rng.pick(MEMBERS)]),
+        18 => scan_op(rng, "ZSCAN", Some(k)),
+        19 => exact(zrange_args(rng, k)),
+        _ if rng.chance(20) => exact(args!["ZADD", LEX_ZSET, "0", m, "0", rng.pick(MEMBERS)]),
+        20 | 21 => exact(lex_args(rng)),
         14 => {
             let mut args = zrangebyscore_args(rng, k);
             args[0] = "ZREVRANGEBYSCORE".into();
@@ -413,6 +424,66 @@ fn zset_op(rng: &mut Rng) -> Op {
         }
         _ => exact(args!["ZSCORE", k, m]),
     }
+}
+
+/// ZRANGE in its Redis 6.2 form: by rank, score or member, maybe reversed, limited, with
+/// scores (including the combinations Redis refuses).
+fn zrange_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let by = rng.pick(&["", "BYSCORE", "BYLEX"]);
+    let mut args = match by {
+        "BYSCORE" => args![
+            "ZRANGE",
+            k,
+            rng.pick(SCORE_BOUNDS),
+            rng.pick(SCORE_BOUNDS),
+            by
+        ],
+        "BYLEX" => args![
+            "ZRANGE",
+            LEX_ZSET,
+            rng.pick(LEX_BOUNDS),
+            rng.pick(LEX_BOUNDS),
+            by
+        ],
+        _ => args!["ZRANGE", k, rng.pick(INDEXES), rng.pick(INDEXES)],
+    };
+    if rng.chance(40) {
+        args.push("REV".into());
+    }
+    if rng.chance(30) {
+        args.push("WITHSCORES".into());
+    }
+    if rng.chance(30) {
+        args.extend(args![
+            "LIMIT",
+            rng.pick(&["0", "1", "-1"]),
+            rng.pick(&["1", "2", "-1"])
+        ]);
+    }
+    if rng.chance(5) {
+        args.push(rng.pick(&["REV", "BYSCORE", "bogus"]).into());
+    }
+    args
+}
+
+/// A lex-range command on the sorted set whose members all score 0 (where Redis defines
+/// lex order).
+fn lex_args(rng: &mut Rng) -> Vec<String> {
+    let name = rng.pick(&[
+        "ZRANGEBYLEX",
+        "ZREVRANGEBYLEX",
+        "ZLEXCOUNT",
+        "ZREMRANGEBYLEX",
+    ]);
+    let mut args = args![name, LEX_ZSET, rng.pick(LEX_BOUNDS), rng.pick(LEX_BOUNDS)];
+    if name.ends_with("RANGEBYLEX") && !name.starts_with("ZREM") && rng.chance(30) {
+        args.extend(args![
+            "LIMIT",
+            rng.pick(&["0", "1", "-1"]),
+            rng.pick(&["1", "3", "-1"])
+        ]);
+    }
+    args
 }
 
 fn zadd_args(rng: &mut Rng, k: String) -> Vec<String> {
@@ -514,7 +585,7 @@ fn scan_op(rng: &mut Rng, name: &str, key: Option<String>) -> Op {
     if rng.chance(50) {
         args.extend(args!["COUNT", rng.pick(&["1", "2", "10"])]);
     }
-    let cmp = if name == "HSCAN" {
+    let cmp = if name == "HSCAN" || name == "ZSCAN" {
         Cmp::Pairs
     } else {
         Cmp::Unordered

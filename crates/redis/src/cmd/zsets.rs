@@ -8,6 +8,7 @@ use dockv::value::{PrimitiveValue, Value};
 use engine::Engine;
 
 use super::hashes::ensure_root;
+use super::keys::{ScanArgs, scan_reply};
 use super::strings::{double_reply, normalize_range};
 use super::{Ctx, READONLY, Spec, WRITE, bulk_or_null, is, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
@@ -21,12 +22,28 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zrem", -3, WRITE, 1, zrem),
         spec("zcard", 2, READONLY, 1, zcard),
         spec("zscore", 3, READONLY, 1, zscore),
-        spec("zrange", -4, READONLY, 1, zrange),
-        spec("zrevrange", -4, READONLY, 1, zrevrange),
-        spec("zrangebyscore", -4, READONLY, 1, zrangebyscore),
+        spec("zrange", -4, READONLY, 1, |c| range_generic(c, None, None)),
+        spec("zrevrange", -4, READONLY, 1, |c| {
+            range_generic(c, Some(RangeBy::Rank), Some(true))
+        }),
+        spec("zrangebyscore", -4, READONLY, 1, |c| {
+            range_generic(c, Some(RangeBy::Score), Some(false))
+        }),
+        spec("zrangebylex", -4, READONLY, 1, |c| {
+            range_generic(c, Some(RangeBy::Lex), Some(false))
+        }),
+        spec("zrevrangebylex", -4, READONLY, 1, |c| {
+            range_generic(c, Some(RangeBy::Lex), Some(true))
+        }),
+        spec("zlexcount", 4, READONLY, 1, zlexcount),
+        spec("zremrangebylex", 4, WRITE, 1, zremrangebylex),
+        spec("zmscore", -3, READONLY, 1, zmscore),
+        spec("zscan", -3, READONLY, 1, zscan),
         spec("zpopmin", -2, WRITE, 1, |c| pop(c, "zpopmin", false)),
         spec("zpopmax", -2, WRITE, 1, |c| pop(c, "zpopmax", true)),
-        spec("zrevrangebyscore", -4, READONLY, 1, zrevrangebyscore),
+        spec("zrevrangebyscore", -4, READONLY, 1, |c| {
+            range_generic(c, Some(RangeBy::Score), Some(true))
+        }),
         spec("zremrangebyscore", 4, WRITE, 1, zremrangebyscore),
         spec("zremrangebyrank", 4, WRITE, 1, zremrangebyrank),
         spec("zincrby", 4, WRITE, 1, zincrby),
@@ -355,19 +372,8 @@ fn reply_entries(entries: Vec<(f64, Vec<u8>)>, with_scores: bool) -> Frame {
     Frame::Array(out)
 }
 
-/// Members ranked `start..=stop` (Redis indexes, negative from the end), in score order or
-/// reversed.
-fn by_rank<E: Engine>(
-    ctx: &Ctx<'_, '_, E>,
-    start: i64,
-    stop: i64,
-    reverse: bool,
-) -> CmdResult<Vec<(f64, Vec<u8>)>> {
-    let mut r = ctx.reads(ctx.read_time());
-    ranked(&mut r, &ctx.key(1), start, stop, reverse)
-}
-
-/// [`by_rank`] on the sorted set at `dk`.
+/// Members of the sorted set at `dk` ranked `start..=stop` (Redis indexes, negative from
+/// the end), in score order or reversed.
 fn ranked<E: Engine>(
     r: &mut Reads<'_, '_, E>,
     dk: &[u8],
@@ -390,36 +396,6 @@ fn ranked<E: Engine>(
     };
     let all = entries(r, dk, &range)?;
     Ok(all.into_iter().skip(from).take(to + 1 - from).collect())
-}
-
-fn with_scores_flag(args: &[Vec<u8>]) -> CmdResult<bool> {
-    match args {
-        [] => Ok(false),
-        [flag] if is(flag, "withscores") => Ok(true),
-        _ => Err(CmdError::Syntax),
-    }
-}
-
-fn zrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let mut rev = false;
-    let mut with_scores = false;
-    for arg in &ctx.args[4..] {
-        if is(arg, "rev") {
-            rev = true;
-        } else if is(arg, "withscores") {
-            with_scores = true;
-        } else {
-            return Err(CmdError::Syntax);
-        }
-    }
-    let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
-    Ok(reply_entries(by_rank(ctx, start, stop, rev)?, with_scores))
-}
-
-fn zrevrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let with_scores = with_scores_flag(&ctx.args[4..])?;
-    let (start, stop) = (int_arg(ctx.arg(2))?, int_arg(ctx.arg(3))?);
-    Ok(reply_entries(by_rank(ctx, start, stop, true)?, with_scores))
 }
 
 /// A score bound: value and whether it is exclusive (`(1.5`).
@@ -481,45 +457,230 @@ fn by_score<E: Engine>(
         .collect())
 }
 
-fn zrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let range = ScoreRange::parse(ctx.arg(2), ctx.arg(3))?;
-    range_by_score(ctx, &range, false)
+/// What a range command selects by: ranks, scores or members (lexicographically).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RangeBy {
+    Rank,
+    Score,
+    Lex,
 }
 
-fn zrevrangebyscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let range = ScoreRange::parse(ctx.arg(3), ctx.arg(2))?;
-    range_by_score(ctx, &range, true)
-}
-
-/// ZRANGEBYSCORE and ZREVRANGEBYSCORE after their bounds: WITHSCORES and LIMIT.
-fn range_by_score<E: Engine>(
-    ctx: &Ctx<'_, '_, E>,
-    range: &ScoreRange,
+/// ZRANGE's options, or those its older forms allow (their kind and direction fixed).
+struct RangeOptions {
+    by: RangeBy,
     reverse: bool,
-) -> CmdResult<Frame> {
-    let mut with_scores = false;
-    let mut limit: Option<(i64, i64)> = None;
-    let mut i = 4;
-    while i < ctx.args.len() {
-        if is(ctx.arg(i), "withscores") {
-            with_scores = true;
+    with_scores: bool,
+    /// LIMIT offset count.
+    limit: Option<(i64, i64)>,
+}
+
+impl RangeOptions {
+    /// Parses the options after `key start stop`, as Redis 7.0's `zrangeGenericCommand`
+    /// does: BYSCORE, BYLEX and REV only where the command leaves them open (`by`, `reverse`
+    /// `None`), then the conflicts.
+    fn parse(
+        args: &[Vec<u8>],
+        mut by: Option<RangeBy>,
+        mut reverse: Option<bool>,
+    ) -> CmdResult<Self> {
+        let mut with_scores = false;
+        let mut limit = None;
+        let mut i = 0;
+        while i < args.len() {
+            let arg = &args[i];
+            if is(arg, "withscores") {
+                with_scores = true;
+            } else if is(arg, "limit") && i + 2 < args.len() {
+                limit = Some((int_arg(&args[i + 1])?, int_arg(&args[i + 2])?));
+                i += 2;
+            } else if reverse.is_none() && is(arg, "rev") {
+                reverse = Some(true);
+            } else if by.is_none() && is(arg, "byscore") {
+                by = Some(RangeBy::Score);
+            } else if by.is_none() && is(arg, "bylex") {
+                by = Some(RangeBy::Lex);
+            } else {
+                return Err(CmdError::Syntax);
+            }
             i += 1;
-        } else if is(ctx.arg(i), "limit") && i + 2 < ctx.args.len() {
-            limit = Some((int_arg(ctx.arg(i + 1))?, int_arg(ctx.arg(i + 2))?));
-            i += 3;
-        } else {
-            return Err(CmdError::Syntax);
+        }
+        let by = by.unwrap_or(RangeBy::Rank);
+        if by == RangeBy::Rank && limit.is_some_and(|(_, count)| count != -1) {
+            return Err(CmdError::err(
+                "syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
+            ));
+        }
+        if by == RangeBy::Lex && with_scores {
+            return Err(CmdError::err(
+                "syntax error, WITHSCORES not supported in combination with BYLEX",
+            ));
+        }
+        Ok(RangeOptions {
+            by,
+            reverse: reverse.unwrap_or(false),
+            with_scores,
+            limit,
+        })
+    }
+
+    /// LIMIT as (offset, count); a negative offset selects nothing (after the key's type
+    /// is checked), a negative count everything after the offset.
+    fn window(&self) -> (usize, Option<usize>) {
+        match self.limit {
+            Some((offset, _)) if offset < 0 => (0, Some(0)),
+            Some((offset, count)) => (offset as usize, usize::try_from(count).ok()),
+            None => (0, None),
         }
     }
-    let window = match limit {
-        Some((offset, _)) if offset < 0 => return Ok(Frame::Array(Vec::new())),
-        Some((offset, count)) if count >= 0 => (offset as usize, Some(count as usize)),
-        Some((offset, _)) => (offset as usize, None),
-        None => (0, None),
-    };
+}
+
+/// ZRANGE and its older forms (ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZRANGEBYLEX,
+/// ZREVRANGEBYLEX): `key start stop [options]`; reversed score and lex ranges are given
+/// max first.
+fn range_generic<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    by: Option<RangeBy>,
+    reverse: Option<bool>,
+) -> CmdResult<Frame> {
+    let opts = RangeOptions::parse(&ctx.args[4..], by, reverse)?;
+    let (mut low, mut high) = (ctx.arg(2), ctx.arg(3));
+    if opts.reverse && opts.by != RangeBy::Rank {
+        std::mem::swap(&mut low, &mut high);
+    }
+    let dk = ctx.key(1);
     let mut r = ctx.reads(ctx.read_time());
-    let selected = by_score(&mut r, &ctx.key(1), range, reverse, window)?;
-    Ok(reply_entries(selected, with_scores))
+    let selected = match opts.by {
+        RangeBy::Rank => ranked(&mut r, &dk, int_arg(low)?, int_arg(high)?, opts.reverse)?,
+        RangeBy::Score => {
+            let range = ScoreRange::parse(low, high)?;
+            by_score(&mut r, &dk, &range, opts.reverse, opts.window())?
+        }
+        RangeBy::Lex => {
+            let range = LexRange::parse(low, high)?;
+            by_lex(&mut r, &dk, &range, opts.reverse, opts.window())?
+        }
+    };
+    Ok(reply_entries(selected, opts.with_scores))
+}
+
+/// One end of a lex range: `-`, `+`, `[member` (inclusive) or `(member` (exclusive).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum LexBound {
+    Min,
+    Max,
+    Inclusive(Vec<u8>),
+    Exclusive(Vec<u8>),
+}
+
+/// A ZRANGEBYLEX-style member range.
+struct LexRange {
+    min: LexBound,
+    max: LexBound,
+}
+
+impl LexRange {
+    fn parse(min: &[u8], max: &[u8]) -> CmdResult<Self> {
+        let bound = |arg: &[u8]| match arg.split_first() {
+            Some((b'-', [])) => Ok(LexBound::Min),
+            Some((b'+', [])) => Ok(LexBound::Max),
+            Some((b'[', rest)) => Ok(LexBound::Inclusive(rest.to_vec())),
+            Some((b'(', rest)) => Ok(LexBound::Exclusive(rest.to_vec())),
+            _ => Err(CmdError::err("min or max not valid string range item")),
+        };
+        Ok(LexRange {
+            min: bound(min)?,
+            max: bound(max)?,
+        })
+    }
+
+    fn contains(&self, member: &[u8]) -> bool {
+        let above_min = match &self.min {
+            LexBound::Min => true,
+            LexBound::Max => false,
+            LexBound::Inclusive(m) => member >= m.as_slice(),
+            LexBound::Exclusive(m) => member > m.as_slice(),
+        };
+        let below_max = match &self.max {
+            LexBound::Min => false,
+            LexBound::Max => true,
+            LexBound::Inclusive(m) => member <= m.as_slice(),
+            LexBound::Exclusive(m) => member < m.as_slice(),
+        };
+        above_min && below_max
+    }
+}
+
+/// The members of the sorted set at `dk` in `range`, in score order (or reversed), skipping
+/// `offset` and keeping up to `count`. Like Redis, this assumes every member has the same
+/// score (the lex commands' contract), where score order is member order; it reads the
+/// whole set.
+fn by_lex<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+    range: &LexRange,
+    reverse: bool,
+    (offset, count): (usize, Option<usize>),
+) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+    if r.typed(dk, RedisType::SortedSet)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let order = ChildRange {
+        reverse,
+        ..ChildRange::default()
+    };
+    Ok(entries(r, dk, &order)?
+        .into_iter()
+        .filter(|(_, member)| range.contains(member))
+        .skip(offset)
+        .take(count.unwrap_or(usize::MAX))
+        .collect())
+}
+
+fn zlexcount<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let range = LexRange::parse(ctx.arg(2), ctx.arg(3))?;
+    let mut r = ctx.reads(ctx.read_time());
+    let found = by_lex(&mut r, &ctx.key(1), &range, false, (0, None))?;
+    Ok(Frame::Integer(found.len() as i64))
+}
+
+fn zremrangebylex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let range = LexRange::parse(ctx.arg(2), ctx.arg(3))?;
+    remove_selected(ctx, |r, dk| by_lex(r, dk, &range, false, (0, None)))
+}
+
+/// ZMSCORE: each member's score, null where absent.
+fn zmscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
+    let dk = ctx.key(1);
+    let exists = r.typed(&dk, RedisType::SortedSet)?.is_some();
+    let mut scores = Vec::with_capacity(ctx.args.len() - 2);
+    for member in &ctx.args[2..] {
+        let score = if exists {
+            score_of(&mut r, &dk, member)?
+        } else {
+            None
+        };
+        scores.push(bulk_or_null(score.map(|s| format_double(s).into_bytes())));
+    }
+    Ok(Frame::Array(scores))
+}
+
+/// ZSCAN: every member and its score in one reply (cursor 0), as HSCAN and SSCAN do.
+fn zscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    int_arg(ctx.arg(2)).map_err(|_| CmdError::err("invalid cursor"))?;
+    let opts = ScanArgs::parse(&ctx.args[3..])?;
+    let mut r = ctx.reads(ctx.read_time());
+    let dk = ctx.key(1);
+    let mut items = Vec::new();
+    if r.typed(&dk, RedisType::SortedSet)?.is_some() {
+        for (score, member) in entries(&mut r, &dk, &ChildRange::default())? {
+            if opts.matches(&member) {
+                items.push(member);
+                items.push(format_double(score).into_bytes());
+            }
+        }
+    }
+    Ok(scan_reply(0, items))
 }
 
 fn zcount<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
