@@ -189,8 +189,9 @@ fn string_op(rng: &mut Rng) -> Op {
     let k = key(rng, STRINGS);
     let v = rng.pick(VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(17) {
+    match rng.below(19) {
         0 | 1 => exact(args!["GET", k]),
+        17 | 18 => exact(getex_args(rng, k)),
         2 | 3 => exact(set_args(rng, k, v)),
         4 => exact(args!["SETEX", k, rng.pick(&["100", "0", "-1", "x"]), v]),
         5 => exact(args!["PSETEX", k, rng.pick(&["100000", "0"]), v]),
@@ -216,6 +217,22 @@ fn string_op(rng: &mut Rng) -> Op {
         ]),
         _ => exact(args!["INCRBYFLOAT", k, rng.pick(FLOATS)]),
     }
+}
+
+/// GETEX with no option, PERSIST, or an expiry (some invalid, some repeated or mixed).
+fn getex_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let mut args = args!["GETEX", k];
+    for _ in 0..rng.below(3) {
+        match rng.below(6) {
+            0 => args.push("PERSIST".into()),
+            1 => args.extend(args!["EX", rng.pick(&["100", "1000", "0", "x"])]),
+            2 => args.extend(args!["PX", rng.pick(&["100000", "-5"])]),
+            3 => args.extend(args!["EXAT", rng.pick(&["1", "9223372036854775807"])]),
+            4 => args.extend(args!["PXAT", "1"]),
+            _ => args.push(rng.pick(&["EX", "bogus"]).into()),
+        }
+    }
+    args
 }
 
 fn set_args(rng: &mut Rng, k: String, v: &str) -> Vec<String> {
@@ -313,8 +330,9 @@ fn hash_op(rng: &mut Rng) -> Op {
     let f = rng.pick(FIELDS);
     let v = rng.pick(VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(14) {
+    match rng.below(15) {
         0 | 1 => exact(args!["HSET", k, f, v, rng.pick(FIELDS), rng.pick(VALUES)]),
+        14 => exact(args!["HINCRBYFLOAT", k, f, rng.pick(FLOATS)]),
         12 => exact(args!["HSETNX", k, f, v]),
         2 => exact(args!["HSET", k, f, v]),
         3 => exact(args!["HMSET", k, f, v]),
@@ -334,8 +352,14 @@ fn set_op(rng: &mut Rng) -> Op {
     let k = key(rng, SETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(13) {
+    match rng.below(15) {
         0 | 1 => exact(args!["SADD", k, m, rng.pick(MEMBERS)]),
+        13 => exact(args!["SMOVE", k, key(rng, SETS), m]),
+        // Counts that take the whole set (or nothing) are deterministic as sets.
+        14 => Op::new(
+            args!["SRANDMEMBER", k, rng.pick(&["10", "0", "5", "x"])],
+            Cmp::Unordered,
+        ),
         9 => exact(args!["SMISMEMBER", k, m, rng.pick(MEMBERS)]),
         11 => Op::new(
             args![
@@ -528,7 +552,8 @@ fn list_op(rng: &mut Rng) -> Op {
     let k = key(rng, LISTS);
     let v = rng.pick(LIST_VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(14) {
+    match rng.below(16) {
+        14 | 15 => exact(lpos_args(rng, k)),
         11 => exact(args!["LTRIM", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
         12 => exact(args!["RPOPLPUSH", k, key(rng, LISTS)]),
         13 => exact(args![
@@ -557,6 +582,19 @@ fn list_op(rng: &mut Rng) -> Op {
         9 => exact(args!["LSET", k, rng.pick(INDEXES), v]),
         _ => exact(args!["LREM", k, rng.pick(&["0", "1", "-1", "2", "-2"]), v]),
     }
+}
+
+fn lpos_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let mut args = args!["LPOS", k, rng.pick(LIST_VALUES)];
+    for _ in 0..rng.below(4) {
+        match rng.below(4) {
+            0 => args.extend(args!["RANK", rng.pick(&["1", "2", "-1", "-3", "0", "x"])]),
+            1 => args.extend(args!["COUNT", rng.pick(&["0", "1", "2", "-1"])]),
+            2 => args.extend(args!["MAXLEN", rng.pick(&["0", "1", "3", "-1"])]),
+            _ => args.push(rng.pick(&["RANK", "bogus"]).into()),
+        }
+    }
+    args
 }
 
 fn misc_op(rng: &mut Rng) -> Op {
@@ -1271,4 +1309,31 @@ fn rename_then_update_matches_redis() {
     ];
     lockstep(&mut pair, &script);
     fail_on_mismatches(&pair.mismatches, "deterministic script");
+}
+
+/// GETEX's expiry changes, read back with TTL and PTTL: set, replaced, persisted, and a time
+/// in the past deleting the key.
+#[test]
+fn getex_changes_the_ttl_as_redis_does() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let mut pair = Pair::new(&redis, &docdb, 0);
+    let script = [
+        Run(&["SET", "k", "v", "EX", "100"], EXACT),
+        Run(&["GETEX", "k"], EXACT),
+        Run(&["TTL", "k"], Cmp::Within(2)),
+        Run(&["GETEX", "k", "PERSIST"], EXACT),
+        Run(&["TTL", "k"], EXACT),
+        Run(&["GETEX", "k", "EX", "50"], EXACT),
+        Run(&["TTL", "k"], Cmp::Within(2)),
+        Run(&["GETEX", "k", "PX", "7000", "PX", "9000"], EXACT),
+        Run(&["PTTL", "k"], Cmp::Within(2000)),
+        Run(&["APPEND", "k", "w"], EXACT),
+        Run(&["TTL", "k"], Cmp::Within(2)),
+        Run(&["GETEX", "k", "PXAT", "1"], EXACT),
+        Run(&["EXISTS", "k"], EXACT),
+        Run(&["GETEX", "k", "PERSIST"], EXACT),
+    ];
+    lockstep(&mut pair, &script);
+    fail_on_mismatches(&pair.mismatches, "getex_changes_the_ttl_as_redis_does");
 }

@@ -542,3 +542,47 @@ fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
         assert!(!is_blind_write(&f.core, &f.session, &args), "{r}");
     }
 }
+
+/// SRANDMEMBER's random picks: members of the set, distinct for a positive count (all of
+/// them once the count reaches the size), repeating for a negative one.
+#[test]
+fn srandmember_picks_members() {
+    let mut f = Fixture::new();
+    assert_eq!(f.run("SADD s a b c d e"), int(5));
+    let members = ["a", "b", "c", "d", "e"].map(bulk);
+    let mut seen_single = std::collections::HashSet::new();
+    for step in 0..200u64 {
+        // A new hybrid time per call: the picks vary.
+        f.now.fetch_add(1000 + step, Ordering::SeqCst);
+        let one = f.run("SRANDMEMBER s");
+        assert!(members.contains(&one), "{one:?}");
+        seen_single.insert(format!("{one:?}"));
+        let Frame::Array(three) = f.run("SRANDMEMBER s 3") else {
+            panic!("array");
+        };
+        assert_eq!(three.len(), 3);
+        let distinct: std::collections::HashSet<String> =
+            three.iter().map(|m| format!("{m:?}")).collect();
+        assert_eq!(distinct.len(), 3, "{three:?}");
+        assert!(three.iter().all(|m| members.contains(m)), "{three:?}");
+        let Frame::Array(many) = f.run("SRANDMEMBER s -12") else {
+            panic!("array");
+        };
+        assert_eq!(many.len(), 12);
+        assert!(many.iter().all(|m| members.contains(m)), "{many:?}");
+    }
+    assert_eq!(
+        seen_single.len(),
+        5,
+        "every member gets picked: {seen_single:?}"
+    );
+    let Frame::Array(all) = f.run("SRANDMEMBER s 9") else {
+        panic!("array");
+    };
+    assert_eq!(all.len(), 5);
+    assert_eq!(f.run("SCARD s"), int(5), "SRANDMEMBER removes nothing");
+    assert!(matches!(
+        f.run("SRANDMEMBER s -99999999999"),
+        Frame::Error(e) if e.contains("out of range")
+    ));
+}

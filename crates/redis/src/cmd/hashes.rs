@@ -13,7 +13,8 @@ use super::keys::{ScanArgs, scan_reply};
 use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_or_null, ok, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
-use crate::number::{int_arg, parse_i64};
+use crate::long_double::{Invalid, LongDouble};
+use crate::number::{incr_by_float, int_arg, parse_i64};
 use crate::store::{self, KeyInfo, Reads, RedisType, primitive_bytes};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
@@ -31,6 +32,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("hvals", 2, READONLY, 1, hvals),
         spec("hstrlen", 3, READONLY, 1, hstrlen),
         spec("hincrby", 4, WRITE, 1, hincrby),
+        spec("hincrbyfloat", 4, WRITE, 1, hincrbyfloat),
         spec("hscan", -3, READONLY, 1, hscan),
     ]
 }
@@ -300,13 +302,7 @@ fn hincrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         let mut r = ctx.reads(ht);
         let info = r.typed(&dk, RedisType::Hash)?;
         let path = member_path(&dk, &name);
-        let current = match &info {
-            Some(_) => r
-                .child_record(&path)?
-                .map(|rec| primitive_bytes(&rec.payload)),
-            None => None,
-        };
-        let current = match current {
+        let current = match field_at(&mut r, &info, &path)? {
             Some(bytes) => {
                 parse_i64(&bytes).ok_or_else(|| CmdError::err("hash value is not an integer"))?
             }
@@ -319,6 +315,45 @@ fn hincrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             Value::new(PrimitiveValue::String(next.to_string().into_bytes())),
         )?;
         Ok(Frame::Integer(next))
+    })
+}
+
+/// The value of the hash field at `path`, if the hash (`info`) and the field exist.
+fn field_at<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    info: &Option<KeyInfo>,
+    path: &[u8],
+) -> CmdResult<Option<Vec<u8>>> {
+    if info.is_none() {
+        return Ok(None);
+    }
+    Ok(r.child_record(path)?
+        .map(|rec| primitive_bytes(&rec.payload)))
+}
+
+/// HINCRBYFLOAT: the increment is checked first, then the field (extended precision sums,
+/// printed as INCRBYFLOAT prints them).
+fn hincrbyfloat<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let increment = ctx.arg(3).to_vec();
+    match LongDouble::parse(&increment) {
+        Err(Invalid::NotANumber) => return Err(CmdError::NotFloat),
+        Err(Invalid::Infinite) => return Err(CmdError::err("value is NaN or Infinity")),
+        Ok(_) => {}
+    }
+    let dk = ctx.key(1);
+    let name = ctx.arg(2).to_vec();
+    ctx.store().write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        let info = r.typed(&dk, RedisType::Hash)?;
+        let path = member_path(&dk, &name);
+        let current = field_at(&mut r, &info, &path)?.unwrap_or_else(|| b"0".to_vec());
+        if LongDouble::parse(&current) == Err(Invalid::NotANumber) {
+            return Err(CmdError::err("hash value is not a float"));
+        }
+        let next = incr_by_float(&current, &increment)?.into_bytes();
+        ensure_root(batch, &dk, &info, RedisType::Hash)?;
+        batch.set_encoded_path(path, Value::new(PrimitiveValue::String(next.clone())))?;
+        Ok(Frame::Bulk(next))
     })
 }
 

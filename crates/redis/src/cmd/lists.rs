@@ -28,6 +28,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("llen", 2, READONLY, 1, llen),
         spec("lrange", 4, READONLY, 1, lrange),
         spec("lindex", 3, READONLY, 1, lindex),
+        spec("lpos", -3, READONLY, 1, lpos),
         spec("lset", 4, WRITE, 1, lset),
         spec("lrem", 4, WRITE, 1, lrem),
         spec("ltrim", 4, WRITE, 1, ltrim),
@@ -259,6 +260,106 @@ fn lindex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(items
         .first()
         .map_or(Frame::Null, |(_, doc)| Frame::Bulk(leaf_bytes(doc))))
+}
+
+/// LPOS's options.
+struct PosOptions {
+    /// Which match to start from: 1 the first, -1 the first from the tail.
+    rank: i64,
+    /// `None`: reply with one position; `Some(0)`: all matches.
+    count: Option<u64>,
+    /// Elements compared at most (0: no limit).
+    max_len: u64,
+}
+
+impl PosOptions {
+    fn parse(args: &[Vec<u8>]) -> CmdResult<Self> {
+        let mut opts = PosOptions {
+            rank: 1,
+            count: None,
+            max_len: 0,
+        };
+        let mut i = 0;
+        while i < args.len() {
+            let Some(value) = args.get(i + 1) else {
+                return Err(CmdError::Syntax);
+            };
+            let name = &args[i];
+            if is(name, "rank") {
+                opts.rank = match int_arg(value)? {
+                    0 => {
+                        return Err(CmdError::err(
+                            "RANK can't be zero: use 1 to start from the first match, 2 from \
+                             the second ... or use negative to start from the end of the list",
+                        ));
+                    }
+                    // Redis negates it, which leaves i64::MIN negative and "any match".
+                    i64::MIN => -1,
+                    rank => rank,
+                };
+            } else if is(name, "count") {
+                let count = int_arg(value)?;
+                opts.count = Some(
+                    u64::try_from(count).map_err(|_| CmdError::err("COUNT can't be negative"))?,
+                );
+            } else if is(name, "maxlen") {
+                let max_len = int_arg(value)?;
+                opts.max_len = u64::try_from(max_len)
+                    .map_err(|_| CmdError::err("MAXLEN can't be negative"))?;
+            } else {
+                return Err(CmdError::Syntax);
+            }
+            i += 2;
+        }
+        Ok(opts)
+    }
+}
+
+/// LPOS: positions (from the head) of elements equal to the argument.
+fn lpos<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let opts = PosOptions::parse(&ctx.args[3..])?;
+    let wanted = ctx.arg(2);
+    let dk = ctx.key(1);
+    let mut r = ctx.reads(ctx.read_time());
+    let no_match = || match opts.count {
+        Some(_) => Frame::Array(Vec::new()),
+        None => Frame::Null,
+    };
+    if r.typed(&dk, RedisType::List)?.is_none() {
+        return Ok(no_match());
+    }
+    let from_back = opts.rank < 0;
+    let all = elements(
+        ctx.store(),
+        &mut r,
+        &dk,
+        from_back,
+        None,
+        ctx.as_of.is_none(),
+    )?;
+    let len = all.len();
+    let compared = match opts.max_len {
+        0 => len,
+        n => len.min(usize::try_from(n).unwrap_or(usize::MAX)),
+    };
+    let skip = usize::try_from(opts.rank.unsigned_abs() - 1).unwrap_or(usize::MAX);
+    let limit = match opts.count {
+        None => 1,
+        Some(0) => usize::MAX,
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+    };
+    let found: Vec<Frame> = all[..compared]
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, doc))| leaf_bytes(doc) == wanted)
+        .skip(skip)
+        .take(limit)
+        .map(|(k, _)| Frame::Integer((if from_back { len - 1 - k } else { k }) as i64))
+        .collect();
+    Ok(match opts.count {
+        Some(_) => Frame::Array(found),
+        None => found.into_iter().next().unwrap_or_else(no_match),
+    })
 }
 
 fn lset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

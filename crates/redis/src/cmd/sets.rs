@@ -11,6 +11,7 @@ use super::hashes::{ensure_root, has_member, member_path, members, remove_member
 use super::{Ctx, READONLY, Spec, WRITE, bulk_array, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
+use crate::number::int_arg;
 use crate::store::{Reads, RedisType};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
@@ -38,6 +39,8 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         }),
         spec("scard", 2, READONLY, 1, scard),
         spec("spop", -2, WRITE, 1, spop),
+        spec("smove", 4, WRITE, 1, smove),
+        spec("srandmember", -2, READONLY, 1, srandmember),
         spec("sscan", -3, READONLY, 1, sscan),
     ]
 }
@@ -139,6 +142,94 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     })
 }
 
+/// SMOVE: a missing source moves nothing (whatever the destination holds); otherwise both
+/// keys must be sets.
+fn smove<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (src, dst) = (ctx.key(1), ctx.key(2));
+    let member = ctx.arg(3).to_vec();
+    ctx.store().write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        if r.typed(&src, RedisType::Set)?.is_none() {
+            return Ok(Frame::Integer(0));
+        }
+        let dst_info = r.typed(&dst, RedisType::Set)?;
+        if !has_member(&mut r, &src, &member)? {
+            return Ok(Frame::Integer(0));
+        }
+        if src != dst {
+            remove_members(&mut r, batch, &src, std::slice::from_ref(&member))?;
+            ensure_root(batch, &dst, &dst_info, RedisType::Set)?;
+            batch.set_encoded_path(member_path(&dst, &member), Value::new(PrimitiveValue::Null))?;
+        }
+        Ok(Frame::Integer(1))
+    })
+}
+
+/// Most members one SRANDMEMBER with a negative count returns (Redis has no bound; this
+/// one keeps a typo from building a reply of billions of elements).
+const MAX_RANDOM_MEMBERS: u64 = 1 << 24;
+
+/// SRANDMEMBER: one random member; with a count, that many distinct members (all when the
+/// set is smaller), or with a negative count that many picks that may repeat.
+fn srandmember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let count = match ctx.args.len() {
+        2 => None,
+        3 => Some(int_arg(ctx.arg(2))?),
+        _ => return Err(CmdError::Syntax),
+    };
+    if count.is_some_and(|c| c.unsigned_abs() > MAX_RANDOM_MEMBERS) {
+        return Err(CmdError::err("value is out of range"));
+    }
+    let mut all: Vec<Vec<u8>> = members(ctx, RedisType::Set)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let mut rng = SplitMix(ctx.read_time().0 ^ ctx.session.id.rotate_left(32));
+    let Some(count) = count else {
+        if all.is_empty() {
+            return Ok(Frame::Null);
+        }
+        let i = rng.below(all.len());
+        return Ok(Frame::Bulk(all.swap_remove(i)));
+    };
+    if all.is_empty() {
+        return Ok(Frame::Array(Vec::new()));
+    }
+    let picked = if count < 0 {
+        (0..count.unsigned_abs())
+            .map(|_| all[rng.below(all.len())].clone())
+            .collect()
+    } else {
+        // A partial Fisher-Yates shuffle: the first `wanted` are a uniform sample.
+        let wanted = (count as usize).min(all.len());
+        for i in 0..wanted {
+            let j = i + rng.below(all.len() - i);
+            all.swap(i, j);
+        }
+        all.truncate(wanted);
+        all
+    };
+    Ok(bulk_array(picked))
+}
+
+/// splitmix64: cheap, seedable, good enough for picking members.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..n` (`n` > 0).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
 fn pick<E: Engine>(
     r: &mut Reads<'_, '_, E>,
     dk: &[u8],
@@ -161,12 +252,9 @@ fn pick<E: Engine>(
         .collect())
 }
 
-/// A cheap pseudo-random 16-bit value from a hybrid time (splitmix64's finaliser).
+/// A cheap pseudo-random 16-bit value from a hybrid time.
 fn random_u16(seed: u64) -> u16 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)) as u16
+    SplitMix(seed).next() as u16
 }
 
 fn sscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

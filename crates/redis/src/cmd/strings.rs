@@ -22,6 +22,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("setnx", 3, WRITE, 1, setnx),
         spec("getset", 3, WRITE, 1, getset),
         spec("getdel", 2, WRITE, 1, getdel),
+        spec("getex", -2, WRITE, 1, getex),
         spec("mget", -2, READONLY, 1, mget),
         spec("mset", -3, WRITE, 1, mset),
         spec("append", 3, WRITE, 1, append),
@@ -267,6 +268,87 @@ fn getdel<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             batch.set_encoded_path(dk, Value::tombstone())?;
         }
         Ok(bulk_or_null(old.map(|i| i.string_value())))
+    })
+}
+
+/// GETEX's change to the key's expiry.
+enum ExpiryChange<'a> {
+    Keep,
+    Persist,
+    /// `EX`, `PX`, `EXAT` or `PXAT`, and its argument (checked once the key is found).
+    Set(&'a [u8], &'a [u8]),
+}
+
+/// GETEX's options as Redis 7.0 reads them: an option may repeat, but not mix with another.
+fn parse_getex(args: &[Vec<u8>]) -> CmdResult<ExpiryChange<'_>> {
+    let mut change = ExpiryChange::Keep;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_slice();
+        let unit = ["ex", "px", "exat", "pxat"]
+            .into_iter()
+            .find(|w| is(arg, w));
+        change = match (unit, &change) {
+            (Some(_), ExpiryChange::Keep) if i + 1 < args.len() => {
+                i += 1;
+                ExpiryChange::Set(arg, &args[i])
+            }
+            (Some(unit), ExpiryChange::Set(previous, _))
+                if is(previous, unit) && i + 1 < args.len() =>
+            {
+                i += 1;
+                ExpiryChange::Set(arg, &args[i])
+            }
+            (None, ExpiryChange::Keep | ExpiryChange::Persist) if is(arg, "persist") => {
+                ExpiryChange::Persist
+            }
+            _ => return Err(CmdError::Syntax),
+        };
+        i += 1;
+    }
+    Ok(change)
+}
+
+/// The unix time in milliseconds an `EX`/`PX`/`EXAT`/`PXAT` argument sets, checked as
+/// Redis 7.0 checks it (positive, and no overflow once in milliseconds from now).
+fn expiry_deadline(unit: &[u8], amount: &[u8], ht: HybridTime, name: &str) -> CmdResult<i64> {
+    let invalid = || CmdError::err(format!("invalid expire time in '{name}' command"));
+    let n = int_arg(amount)?;
+    let seconds = is(unit, "ex") || is(unit, "exat");
+    if n <= 0 || (seconds && n > i64::MAX / 1000) {
+        return Err(invalid());
+    }
+    let ms = if seconds { n * 1000 } else { n };
+    if is(unit, "exat") || is(unit, "pxat") {
+        return Ok(ms);
+    }
+    let now_ms = i64::try_from(ht.physical_micros() / 1000).unwrap_or(i64::MAX);
+    ms.checked_add(now_ms).ok_or_else(invalid)
+}
+
+fn getex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let change = parse_getex(&ctx.args[2..])?;
+    let dk = ctx.key(1);
+    ctx.store().write(|batch, ht| {
+        let Some(info) = ctx.typed(&dk, RedisType::String, ht)? else {
+            return Ok(Frame::Null);
+        };
+        match change {
+            ExpiryChange::Keep => {}
+            ExpiryChange::Persist if info.expires_at.is_some() => {
+                batch.expire_encoded(dk, None)?;
+            }
+            ExpiryChange::Persist => {}
+            ExpiryChange::Set(unit, amount) => {
+                let left = ms_until(ht, expiry_deadline(unit, amount, ht, "getex")?);
+                if left <= 0 {
+                    batch.set_encoded_path(dk, Value::tombstone())?;
+                } else {
+                    batch.expire_encoded(dk, Some(Ttl(left)))?;
+                }
+            }
+        }
+        Ok(Frame::Bulk(info.string_value()))
     })
 }
 
