@@ -395,8 +395,9 @@ fn zset_op(rng: &mut Rng) -> Op {
     let k = key(rng, ZSETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(22) {
+    match rng.below(24) {
         0..=2 => exact(zadd_args(rng, k)),
+        22 | 23 => exact(combine_args(rng, k)),
         17 => exact(args!["ZMSCORE", k, m, rng.pick(MEMBERS)]),
         18 => scan_op(rng, "ZSCAN", Some(k)),
         19 => exact(zrange_args(rng, k)),
@@ -486,6 +487,49 @@ fn zrange_args(rng: &mut Rng, k: String) -> Vec<String> {
     }
     if rng.chance(5) {
         args.push(rng.pick(&["REV", "BYSCORE", "bogus"]).into());
+    }
+    args
+}
+
+/// ZUNION, ZINTER, ZDIFF or a STORE form, over sorted sets and plain sets (which score 1),
+/// with weights, an aggregate or scores, sometimes with a bad count or option.
+fn combine_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let name = rng.pick(&[
+        "ZUNION",
+        "ZINTER",
+        "ZDIFF",
+        "ZUNIONSTORE",
+        "ZINTERSTORE",
+        "ZDIFFSTORE",
+    ]);
+    let mut args = args![name];
+    if name.ends_with("STORE") {
+        args.push(key(rng, ZSETS));
+    }
+    let count = 1 + rng.below(3);
+    args.push(match rng.below(20) {
+        0 => rng.pick(&["0", "x", "9"]).to_string(),
+        _ => count.to_string(),
+    });
+    args.push(k);
+    for _ in 1..count {
+        args.push(if rng.chance(25) {
+            key(rng, SETS)
+        } else {
+            key(rng, ZSETS)
+        });
+    }
+    if rng.chance(30) {
+        args.push("WEIGHTS".into());
+        for _ in 0..count {
+            args.push(rng.pick(&["1", "2", "-1", "0.5", "0", "inf"]).into());
+        }
+    }
+    if rng.chance(30) {
+        args.extend(args!["AGGREGATE", rng.pick(&["SUM", "MIN", "MAX", "avg"])]);
+    }
+    if rng.chance(40) {
+        args.push("WITHSCORES".into());
     }
     args
 }
@@ -1336,4 +1380,70 @@ fn getex_changes_the_ttl_as_redis_does() {
     ];
     lockstep(&mut pair, &script);
     fail_on_mismatches(&pair.mismatches, "getex_changes_the_ttl_as_redis_does");
+}
+
+/// ZUNION, ZINTER and ZDIFF over overlapping sorted sets and a plain set, with every
+/// aggregate, weights (infinite ones too: a NaN sum counts 0) and the STORE forms.
+#[test]
+fn zset_combinations_match_redis() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let mut pair = Pair::new(&redis, &docdb, 0);
+    let script = [
+        Run(&["ZADD", "a", "1", "x", "2", "y", "0.1", "q"], EXACT),
+        Run(&["ZADD", "b", "10", "y", "20", "z", "1.5", "q"], EXACT),
+        Run(&["ZADD", "c", "-0.3", "q", "5", "x"], EXACT),
+        Run(&["SADD", "s", "y", "w"], EXACT),
+        Run(&["ZUNION", "3", "a", "b", "c", "WITHSCORES"], EXACT),
+        Run(
+            &[
+                "ZUNION",
+                "3",
+                "c",
+                "b",
+                "a",
+                "AGGREGATE",
+                "MIN",
+                "WITHSCORES",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "ZUNION",
+                "3",
+                "a",
+                "b",
+                "s",
+                "AGGREGATE",
+                "MAX",
+                "WITHSCORES",
+            ],
+            EXACT,
+        ),
+        Run(&["ZINTER", "3", "c", "a", "b", "WITHSCORES"], EXACT),
+        Run(
+            &["ZINTER", "2", "a", "b", "WEIGHTS", "2", "3", "WITHSCORES"],
+            EXACT,
+        ),
+        Run(
+            &["ZINTER", "2", "a", "s", "AGGREGATE", "MIN", "WITHSCORES"],
+            EXACT,
+        ),
+        Run(&["ZDIFF", "2", "a", "b", "WITHSCORES"], EXACT),
+        Run(
+            &["ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "inf", "-inf"],
+            EXACT,
+        ),
+        Run(&["ZRANGE", "d", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZINTERSTORE", "d", "2", "a", "nokey"], EXACT),
+        Run(&["EXISTS", "d"], EXACT),
+        Run(&["SET", "str", "v"], EXACT),
+        Run(&["ZUNIONSTORE", "str", "2", "a", "a"], EXACT),
+        Run(&["ZRANGE", "str", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZDIFFSTORE", "d", "3", "b", "a", "c"], EXACT),
+        Run(&["ZRANGE", "d", "0", "-1", "WITHSCORES"], EXACT),
+    ];
+    lockstep(&mut pair, &script);
+    fail_on_mismatches(&pair.mismatches, "zset_combinations_match_redis");
 }

@@ -1,6 +1,8 @@
 //! Sorted sets (format.md §10): a `,` root; `%` → cardinality; `&` score member → null (the
 //! score order); `'` member → score (the member index).
 
+use std::collections::HashMap;
+
 use docdb::SubDocument;
 use docdb::reader::ChildRange;
 use dockv::KeyEntryValue;
@@ -38,6 +40,22 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zlexcount", 4, READONLY, 1, zlexcount),
         spec("zremrangebylex", 4, WRITE, 1, zremrangebylex),
         spec("zmscore", -3, READONLY, 1, zmscore),
+        spec("zunion", -3, READONLY, 0, |c| {
+            combine_read(c, Combine::Union)
+        }),
+        spec("zinter", -3, READONLY, 0, |c| {
+            combine_read(c, Combine::Inter)
+        }),
+        spec("zdiff", -3, READONLY, 0, |c| combine_read(c, Combine::Diff)),
+        spec("zunionstore", -4, WRITE, 1, |c| {
+            combine_store(c, Combine::Union)
+        }),
+        spec("zinterstore", -4, WRITE, 1, |c| {
+            combine_store(c, Combine::Inter)
+        }),
+        spec("zdiffstore", -4, WRITE, 1, |c| {
+            combine_store(c, Combine::Diff)
+        }),
         spec("zscan", -3, READONLY, 1, zscan),
         spec("zpopmin", -2, WRITE, 1, |c| pop(c, "zpopmin", false)),
         spec("zpopmax", -2, WRITE, 1, |c| pop(c, "zpopmax", true)),
@@ -768,5 +786,239 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &str, highest: bool) -> CmdRes
         let left = cardinality(&mut r, &dk)? - popped.len() as i64;
         write_count(batch, &dk, left)?;
         Ok(reply_entries(popped, true))
+    })
+}
+
+/// How ZUNION, ZINTER and ZDIFF (and their STORE forms) combine their sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Combine {
+    Union,
+    Inter,
+    Diff,
+}
+
+/// AGGREGATE: how the weighted scores of a member found in several sources combine.
+#[derive(Debug, Clone, Copy)]
+enum Aggregate {
+    Sum,
+    Min,
+    Max,
+}
+
+impl Aggregate {
+    /// Folds `value` into `total` as Redis does: a NaN sum becomes 0, and a NaN value never
+    /// wins a comparison.
+    fn fold(self, total: &mut f64, value: f64) {
+        match self {
+            Aggregate::Sum => {
+                *total += value;
+                if total.is_nan() {
+                    *total = 0.0;
+                }
+            }
+            Aggregate::Min => {
+                if value < *total {
+                    *total = value;
+                }
+            }
+            Aggregate::Max => {
+                if value > *total {
+                    *total = value;
+                }
+            }
+        }
+    }
+}
+
+/// `(score, member)` pairs in score order.
+type Scored = Vec<(f64, Vec<u8>)>;
+
+/// A source's members and scores (a plain set's members score 1), and the same as a map.
+struct Source {
+    entries: Vec<(Vec<u8>, f64)>,
+    scores: HashMap<Vec<u8>, f64>,
+}
+
+/// The members of the sorted set or set at `dk` (none when absent); anything else is
+/// WRONGTYPE.
+fn source<E: Engine>(r: &mut Reads<'_, '_, E>, dk: &[u8]) -> CmdResult<Source> {
+    let entries: Vec<(Vec<u8>, f64)> = match r.key_info(dk)?.map(|info| info.kind) {
+        None => Vec::new(),
+        Some(RedisType::SortedSet) => entries(r, dk, &ChildRange::default())?
+            .into_iter()
+            .map(|(score, member)| (member, score))
+            .collect(),
+        Some(RedisType::Set) => super::hashes::members_of(r, dk, RedisType::Set)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, _)| (name, 1.0))
+            .collect(),
+        Some(_) => return Err(CmdError::WrongType),
+    };
+    let scores = entries.iter().cloned().collect();
+    Ok(Source { entries, scores })
+}
+
+/// Reads the sources and options of a combining command whose `numkeys` argument is at
+/// `numkeys_at`, checking them in Redis 7.0's order (the count, then each source's type,
+/// then the options), and combines them. Returns the result in score order and whether
+/// WITHSCORES was given.
+fn combine<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    r: &mut Reads<'_, '_, E>,
+    op: Combine,
+    numkeys_at: usize,
+) -> CmdResult<(Scored, bool)> {
+    let count = int_arg(ctx.arg(numkeys_at))?;
+    if count < 1 {
+        return Err(CmdError::err(format!(
+            "at least 1 input key is needed for '{}' command",
+            ctx.name()
+        )));
+    }
+    let first = numkeys_at + 1;
+    let count = usize::try_from(count).unwrap_or(usize::MAX);
+    if count > ctx.args.len() - first {
+        return Err(CmdError::Syntax);
+    }
+    let mut sources = Vec::with_capacity(count);
+    for i in first..first + count {
+        sources.push(source(r, &ctx.key(i))?);
+    }
+    let (weights, aggregate, with_scores) =
+        combine_options(&ctx.args[first + count..], op, count, numkeys_at == 2)?;
+    let mut result = combined(&sources, &weights, aggregate, op);
+    result.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    Ok((result, with_scores))
+}
+
+/// WEIGHTS (one per source; not for ZDIFF), AGGREGATE (not for ZDIFF) and WITHSCORES (not
+/// for the STORE forms).
+fn combine_options(
+    args: &[Vec<u8>],
+    op: Combine,
+    count: usize,
+    store: bool,
+) -> CmdResult<(Vec<f64>, Aggregate, bool)> {
+    let mut weights = vec![1.0; count];
+    let mut aggregate = Aggregate::Sum;
+    let mut with_scores = false;
+    let mut i = 0;
+    while i < args.len() {
+        let left = args.len() - i;
+        if op != Combine::Diff && left > count && is(&args[i], "weights") {
+            for (w, arg) in weights.iter_mut().zip(&args[i + 1..=i + count]) {
+                *w = parse_f64(arg).ok_or_else(|| CmdError::err("weight value is not a float"))?;
+            }
+            i += count + 1;
+        } else if op != Combine::Diff && left >= 2 && is(&args[i], "aggregate") {
+            let how = &args[i + 1];
+            aggregate = match () {
+                _ if is(how, "sum") => Aggregate::Sum,
+                _ if is(how, "min") => Aggregate::Min,
+                _ if is(how, "max") => Aggregate::Max,
+                _ => return Err(CmdError::Syntax),
+            };
+            i += 2;
+        } else if !store && is(&args[i], "withscores") {
+            with_scores = true;
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    Ok((weights, aggregate, with_scores))
+}
+
+/// The combination itself, in Redis's order of work: sources from the smallest (stable,
+/// so equal sizes keep their argument order; it decides how float sums round), a member's
+/// weighted score folded source by source.
+fn combined(
+    sources: &[Source],
+    weights: &[f64],
+    aggregate: Aggregate,
+    op: Combine,
+) -> Vec<(f64, Vec<u8>)> {
+    let weighted = |i: usize, score: f64| {
+        let value = weights[i] * score;
+        if value.is_nan() { 0.0 } else { value }
+    };
+    let mut order: Vec<usize> = (0..sources.len()).collect();
+    match op {
+        Combine::Diff => {
+            let first = &sources[0];
+            first
+                .entries
+                .iter()
+                .filter(|(member, _)| !sources[1..].iter().any(|s| s.scores.contains_key(member)))
+                .map(|(member, score)| (*score, member.clone()))
+                .collect()
+        }
+        Combine::Inter => {
+            order.sort_by_key(|&i| sources[i].entries.len());
+            let (smallest, rest) = order.split_first().expect("at least one source");
+            let mut out = Vec::new();
+            'members: for (member, score) in &sources[*smallest].entries {
+                let mut total = weighted(*smallest, *score);
+                for &j in rest {
+                    let Some(value) = sources[j].scores.get(member) else {
+                        continue 'members;
+                    };
+                    aggregate.fold(&mut total, value * weights[j]);
+                }
+                out.push((total, member.clone()));
+            }
+            out
+        }
+        Combine::Union => {
+            order.sort_by_key(|&i| sources[i].entries.len());
+            let mut totals: HashMap<&[u8], f64> = HashMap::new();
+            for &i in &order {
+                for (member, score) in &sources[i].entries {
+                    let value = weighted(i, *score);
+                    totals
+                        .entry(member)
+                        .and_modify(|total| aggregate.fold(total, value))
+                        .or_insert(value);
+                }
+            }
+            totals.into_iter().map(|(m, s)| (s, m.to_vec())).collect()
+        }
+    }
+}
+
+/// ZUNION, ZINTER, ZDIFF: `numkeys key... [options]`.
+fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
+    let mut r = ctx.reads(ctx.read_time());
+    let (result, with_scores) = combine(ctx, &mut r, op, 1)?;
+    Ok(reply_entries(result, with_scores))
+}
+
+/// ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces whatever is at argument 1 (an
+/// empty result deletes it); replies with its size.
+fn combine_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
+    let dst = ctx.key(1);
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        let (result, _) = combine(ctx, &mut r, op, 2)?;
+        // A tombstone, then (newer in the batch) the new sorted set over it.
+        batch.set_encoded_path(dst.clone(), Value::tombstone())?;
+        if !result.is_empty() {
+            ensure_root(batch, &dst, &None, RedisType::SortedSet)?;
+            for (score, member) in &result {
+                batch.set_encoded_path(
+                    forward_path(&dst, *score, member),
+                    Value::new(PrimitiveValue::Null),
+                )?;
+                batch.set_encoded_path(
+                    reverse_path(&dst, member),
+                    Value::new(PrimitiveValue::Double(*score)),
+                )?;
+            }
+            write_count(batch, &dst, result.len() as i64)?;
+        }
+        store.forget_list_bounds(&dst);
+        Ok(Frame::Integer(result.len() as i64))
     })
 }
