@@ -156,15 +156,7 @@ fn call<'c, E: Engine>(
         .table
         .get(&args[0])
         .ok_or_else(|| CmdError::err("blocking command without its non-blocking form"))?;
-    let mut ctx = Ctx {
-        core,
-        iters,
-        session,
-        args,
-        early: Vec::new(),
-        as_of: None,
-    };
-    (spec.run)(&mut ctx)
+    (spec.run)(&mut Ctx::new(core, iters, session, args))
 }
 
 /// After `session` ran the command in `args`: serves the clients blocked on keys it names

@@ -176,6 +176,23 @@ pub struct Ctx<'a, 'c, E: Engine> {
 }
 
 impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
+    /// The context of one request, reading at the present.
+    pub fn new(
+        core: &'c Core<E>,
+        iters: &'a IterSlot<'c, E>,
+        session: &'a mut Session,
+        args: &'a [Vec<u8>],
+    ) -> Self {
+        Ctx {
+            core,
+            iters,
+            session,
+            args,
+            early: Vec::new(),
+            as_of: None,
+        }
+    }
+
     /// The store.
     pub fn store(&self) -> &'c Store<E> {
         &self.core.store
@@ -308,14 +325,7 @@ pub fn execute<'c, E: Engine>(
     args: &[Vec<u8>],
     iters: &IterSlot<'c, E>,
 ) -> Vec<Frame> {
-    let mut ctx = Ctx {
-        core,
-        iters,
-        session,
-        args,
-        early: Vec::new(),
-        as_of: None,
-    };
+    let mut ctx = Ctx::new(core, iters, session, args);
     let reply = dispatch(&mut ctx).unwrap_or_else(|e| e.to_frame());
     let mut replies = std::mem::take(&mut ctx.early);
     replies.push(reply);
@@ -415,14 +425,8 @@ pub fn execute_as_of<E: Engine>(
     if !spec.arity_ok(args.len()) {
         return Err(wrong_arity(spec.name));
     }
-    let mut inner = Ctx {
-        core: ctx.core,
-        iters: ctx.iters,
-        session: &mut *ctx.session,
-        args,
-        early: Vec::new(),
-        as_of: Some(ht),
-    };
+    let mut inner = Ctx::new(ctx.core, ctx.iters, &mut *ctx.session, args);
+    inner.as_of = Some(ht);
     (spec.run)(&mut inner)
 }
 
