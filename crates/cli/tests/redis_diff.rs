@@ -1431,6 +1431,23 @@ fn zset_combinations_match_redis() {
             EXACT,
         ),
         Run(&["ZDIFF", "2", "a", "b", "WITHSCORES"], EXACT),
+        // 0 × a negative score is -0, which orders as 0: by member.
+        Run(&["ZADD", "n", "-2", "m4", "0", "m2"], EXACT),
+        Run(
+            &[
+                "ZINTER",
+                "2",
+                "n",
+                "n",
+                "WEIGHTS",
+                "0",
+                "1",
+                "AGGREGATE",
+                "MAX",
+                "WITHSCORES",
+            ],
+            EXACT,
+        ),
         Run(
             &["ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "inf", "-inf"],
             EXACT,

@@ -16,6 +16,7 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 use crate::frame::Frame;
+use crate::session::Session;
 use crate::store::DbId;
 
 /// What a served client receives: its reply, and the group-commit sequence number of the
@@ -100,27 +101,21 @@ pub struct Blocked<'a> {
 }
 
 impl Blocked<'_> {
-    /// Registers a client blocking now; it is served after every client already blocked.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "a waiter is built once, here, from the blocking connection's state"
-    )]
+    /// Registers `session`'s client, blocking now on `keys` in `request`; it is served after
+    /// every client already blocked.
     pub fn block(
         &mut self,
-        client: u64,
-        addr: SocketAddr,
-        db: DbId,
-        db_name: String,
+        session: &Session,
         request: Vec<Vec<u8>>,
         keys: Vec<Vec<u8>>,
         deadline: Option<Instant>,
     ) -> Wait {
         let (tx, served) = oneshot::channel();
         let waiter = Arc::new(Waiter {
-            client,
-            addr,
-            db,
-            db_name,
+            client: session.id,
+            addr: session.addr,
+            db: session.db,
+            db_name: session.db_name.clone(),
             request,
             keys,
             reply: Mutex::new(Some(tx)),

@@ -72,15 +72,10 @@ fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             Ok(match attempt(core, session, iters, request, &keys) {
                 Ok(None) if !session.in_exec => {
                     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-                    let wait = core.blocking.lock().block(
-                        session.id,
-                        session.addr,
-                        session.db,
-                        session.db_name.clone(),
-                        request.to_vec(),
-                        keys,
-                        deadline,
-                    );
+                    let wait =
+                        core.blocking
+                            .lock()
+                            .block(session, request.to_vec(), keys, deadline);
                     session.blocked = Some(wait);
                     // Not sent: the connection waits for the reply a push brings.
                     Ok(Frame::NullArray)

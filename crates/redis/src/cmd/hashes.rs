@@ -139,22 +139,35 @@ pub(super) fn leaf_bytes(doc: &SubDocument) -> Vec<u8> {
     }
 }
 
-/// HSCAN/SSCAN: the whole collection in one reply (cursor 0), as Redis does for small
-/// collections; MATCH filters, COUNT is a hint.
+/// HSCAN/SSCAN: [`scan_collection`] over the hash's fields and values, or the set's
+/// members.
 pub(super) fn scan_members<E: Engine>(
     ctx: &mut Ctx<'_, '_, E>,
     kind: RedisType,
     with_values: bool,
 ) -> CmdResult<Frame> {
+    scan_collection(ctx, |ctx| {
+        Ok(members(ctx, kind)?
+            .into_iter()
+            .map(|(name, value)| (name, with_values.then(|| leaf_bytes(&value))))
+            .collect())
+    })
+}
+
+/// HSCAN, SSCAN, ZSCAN: the whole collection in one reply (cursor 0), as Redis does for
+/// small collections; MATCH filters names, COUNT is a hint. `read` gives the elements:
+/// names, each with its value when the reply pairs them.
+pub(super) fn scan_collection<E: Engine>(
+    ctx: &mut Ctx<'_, '_, E>,
+    read: impl FnOnce(&Ctx<'_, '_, E>) -> CmdResult<Vec<(Vec<u8>, Option<Vec<u8>>)>>,
+) -> CmdResult<Frame> {
     int_arg(ctx.arg(2)).map_err(|_| CmdError::err("invalid cursor"))?;
     let opts = ScanArgs::parse(&ctx.args[3..])?;
     let mut items = Vec::new();
-    for (name, value) in members(ctx, kind)? {
+    for (name, value) in read(ctx)? {
         if opts.matches(&name) {
             items.push(name);
-            if with_values {
-                items.push(leaf_bytes(&value));
-            }
+            items.extend(value);
         }
     }
     Ok(scan_reply(0, items))

@@ -118,21 +118,11 @@ fn parse_set_options(args: &[Vec<u8>]) -> CmdResult<SetOptions> {
         opts.expiry = Expiry::Keep;
     }
     if let Some((unit, value)) = expire {
-        let n = int_arg(value)?;
-        let invalid = || CmdError::err("invalid expire time in 'set' command");
-        if n <= 0 {
-            return Err(invalid());
-        }
-        let seconds = is(unit, "ex") || is(unit, "exat");
-        let ms = if seconds {
-            n.checked_mul(1000).ok_or_else(invalid)?
-        } else {
-            n
-        };
-        opts.expiry = if is(unit, "ex") || is(unit, "px") {
-            Expiry::In(ms)
-        } else {
+        let (ms, absolute) = expire_arg(unit, value, "set")?;
+        opts.expiry = if absolute {
             Expiry::At(ms)
+        } else {
+            Expiry::In(ms)
         };
     }
     Ok(opts)
@@ -309,21 +299,33 @@ fn parse_getex(args: &[Vec<u8>]) -> CmdResult<ExpiryChange<'_>> {
     Ok(change)
 }
 
-/// The unix time in milliseconds an `EX`/`PX`/`EXAT`/`PXAT` argument sets, checked as
-/// Redis 7.0 checks it (positive, and no overflow once in milliseconds from now).
-fn expiry_deadline(unit: &[u8], amount: &[u8], ht: HybridTime, name: &str) -> CmdResult<i64> {
-    let invalid = || CmdError::err(format!("invalid expire time in '{name}' command"));
+fn invalid_expire(name: &str) -> CmdError {
+    CmdError::err(format!("invalid expire time in '{name}' command"))
+}
+
+/// An `EX`/`PX`/`EXAT`/`PXAT` argument of SET or GETEX in milliseconds, and whether it is a
+/// unix time (`EXAT`, `PXAT`) rather than from now: positive, and within range once in
+/// milliseconds, as Redis 7.0 checks it.
+fn expire_arg(unit: &[u8], amount: &[u8], name: &str) -> CmdResult<(i64, bool)> {
     let n = int_arg(amount)?;
     let seconds = is(unit, "ex") || is(unit, "exat");
     if n <= 0 || (seconds && n > i64::MAX / 1000) {
-        return Err(invalid());
+        return Err(invalid_expire(name));
     }
     let ms = if seconds { n * 1000 } else { n };
-    if is(unit, "exat") || is(unit, "pxat") {
+    Ok((ms, is(unit, "exat") || is(unit, "pxat")))
+}
+
+/// The unix time in milliseconds a GETEX expiry argument sets (a relative one must not
+/// overflow once added to now, as Redis checks).
+fn expiry_deadline(unit: &[u8], amount: &[u8], ht: HybridTime) -> CmdResult<i64> {
+    let (ms, absolute) = expire_arg(unit, amount, "getex")?;
+    if absolute {
         return Ok(ms);
     }
     let now_ms = i64::try_from(ht.physical_micros() / 1000).unwrap_or(i64::MAX);
-    ms.checked_add(now_ms).ok_or_else(invalid)
+    ms.checked_add(now_ms)
+        .ok_or_else(|| invalid_expire("getex"))
 }
 
 fn getex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
@@ -340,7 +342,7 @@ fn getex<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             }
             ExpiryChange::Persist => {}
             ExpiryChange::Set(unit, amount) => {
-                let left = ms_until(ht, expiry_deadline(unit, amount, ht, "getex")?);
+                let left = ms_until(ht, expiry_deadline(unit, amount, ht)?);
                 if left <= 0 {
                     batch.set_encoded_path(dk, Value::tombstone())?;
                 } else {

@@ -9,8 +9,7 @@ use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
 use engine::Engine;
 
-use super::hashes::ensure_root;
-use super::keys::{ScanArgs, scan_reply};
+use super::hashes::{ensure_root, scan_collection};
 use super::strings::{double_reply, normalize_range};
 use super::{Ctx, READONLY, Spec, WRITE, bulk_or_null, is, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
@@ -683,22 +682,19 @@ fn zmscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Array(scores))
 }
 
-/// ZSCAN: every member and its score in one reply (cursor 0), as HSCAN and SSCAN do.
+/// ZSCAN: [`scan_collection`] over the members and their scores.
 fn zscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    int_arg(ctx.arg(2)).map_err(|_| CmdError::err("invalid cursor"))?;
-    let opts = ScanArgs::parse(&ctx.args[3..])?;
-    let mut r = ctx.reads(ctx.read_time());
-    let dk = ctx.key(1);
-    let mut items = Vec::new();
-    if r.typed(&dk, RedisType::SortedSet)?.is_some() {
-        for (score, member) in entries(&mut r, &dk, &ChildRange::default())? {
-            if opts.matches(&member) {
-                items.push(member);
-                items.push(format_double(score).into_bytes());
-            }
+    scan_collection(ctx, |ctx| {
+        let mut r = ctx.reads(ctx.read_time());
+        let dk = ctx.key(1);
+        if r.typed(&dk, RedisType::SortedSet)?.is_none() {
+            return Ok(Vec::new());
         }
-    }
-    Ok(scan_reply(0, items))
+        Ok(entries(&mut r, &dk, &ChildRange::default())?
+            .into_iter()
+            .map(|(score, member)| (member, Some(format_double(score).into_bytes())))
+            .collect())
+    })
 }
 
 fn zcount<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
@@ -888,7 +884,13 @@ fn combine<E: Engine>(
     let (weights, aggregate, with_scores) =
         combine_options(&ctx.args[first + count..], op, count, numkeys_at == 2)?;
     let mut result = combined(&sources, &weights, aggregate, op);
-    result.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    // As a sorted set orders them: -0 and 0 are the same score, so the member decides.
+    // (No score here is NaN: the weighting and the sum turn NaN into 0.)
+    result.sort_by(|a, b| {
+        a.0.partial_cmp(&b.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.1.cmp(&b.1))
+    });
     Ok((result, with_scores))
 }
 
