@@ -10,7 +10,7 @@ mod common_redis;
 
 use std::time::Duration;
 
-use common_redis::{Frame, RespClient, Server, docdb, require_redis};
+use common_redis::{Frame, RespClient, Server, docdb, render, require_redis};
 
 /// How long a "still blocked" check waits for a reply that must not come.
 const QUIET: Duration = Duration::from_millis(250);
@@ -37,21 +37,6 @@ use Step::{Blocked, Call, Close, Reply, Send, Sleep};
 
 fn words(request: &str) -> Vec<&str> {
     request.split_whitespace().collect()
-}
-
-fn render(frame: &Frame) -> String {
-    match frame {
-        Frame::Simple(s) => format!("+{s}"),
-        Frame::Error(e) => format!("-{e}"),
-        Frame::Integer(n) => format!(":{n}"),
-        Frame::Bulk(b) => format!("{:?}", String::from_utf8_lossy(b)),
-        Frame::Null => "(null)".into(),
-        Frame::NullArray => "(null array)".into(),
-        Frame::Array(items) => {
-            let items: Vec<String> = items.iter().map(render).collect();
-            format!("[{}]", items.join(", "))
-        }
-    }
 }
 
 /// Runs `script` on `server` over fresh connections; returns one line per step.

@@ -231,3 +231,31 @@ fn scan_with_pattern() {
         assert_eq!(all.len(), 401, "{}: --scan", server.name);
     });
 }
+
+/// `redis-cli -3` speaks RESP3 (HELLO 3) and prints its types: maps, sets, doubles, score
+/// pairs, nulls.
+#[test]
+fn resp3_with_dash_3() {
+    on_both(&[], |server| {
+        expect(server, &["-3", "ZADD", "z", "1.5", "a", "2", "b"], "2\n");
+        expect(server, &["-3", "HSET", "h", "f", "v"], "1\n");
+        expect(server, &["-3", "SADD", "s", "x"], "1\n");
+        expect(
+            server,
+            &["-3", "--no-raw", "HGETALL", "h"],
+            "1# \"f\" => \"v\"\n",
+        );
+        expect(server, &["-3", "--no-raw", "SMEMBERS", "s"], "1~ \"x\"\n");
+        expect(
+            server,
+            &["-3", "--no-raw", "ZSCORE", "z", "a"],
+            "(double) 1.5\n",
+        );
+        expect(server, &["-3", "--no-raw", "GET", "nope"], "(nil)\n");
+        expect(
+            server,
+            &["-3", "--no-raw", "ZRANGE", "z", "0", "-1", "WITHSCORES"],
+            "1) 1) \"a\"\n   2) (double) 1.5\n2) 1) \"b\"\n   2) (double) 2\n",
+        );
+    });
+}

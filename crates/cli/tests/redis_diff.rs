@@ -12,7 +12,7 @@ mod common_redis;
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common_redis::{Frame, RespClient, docdb, encode_command, require_redis};
+use common_redis::{Frame, RespClient, docdb, encode_command, render, require_redis};
 
 // ---------------------------------------------------------------------------------------
 // Random numbers: splitmix64, so a seed replays exactly without a dependency.
@@ -685,8 +685,10 @@ fn scan_op(rng: &mut Rng, name: &str, key: Option<String>) -> Op {
 /// Whether docdb's reply `d` is acceptable given Redis's reply `r`.
 fn equivalent(cmp: Cmp, r: &Frame, d: &Frame) -> bool {
     match (cmp, r, d) {
-        (Cmp::Unordered, Frame::Array(a), Frame::Array(b)) => sorted(a) == sorted(b),
+        (Cmp::Unordered, Frame::Array(a), Frame::Array(b))
+        | (Cmp::Unordered, Frame::Set(a), Frame::Set(b)) => sorted(a) == sorted(b),
         (Cmp::Pairs, Frame::Array(a), Frame::Array(b)) => pairs(a) == pairs(b),
+        (Cmp::Pairs, Frame::Map(a), Frame::Map(b)) => entries(a) == entries(b),
         (Cmp::Within(tol), Frame::Integer(a), Frame::Integer(b)) if *a >= 0 && *b >= 0 => {
             (a - b).abs() <= tol
         }
@@ -712,20 +714,10 @@ fn pairs(items: &[Frame]) -> Option<Vec<(String, String)>> {
     Some(out)
 }
 
-/// A reply in redis-cli-like notation for failure messages.
-fn render(frame: &Frame) -> String {
-    match frame {
-        Frame::Simple(s) => format!("+{s}"),
-        Frame::Error(s) => format!("-{s}"),
-        Frame::Integer(n) => format!(":{n}"),
-        Frame::Bulk(b) => format!("\"{}\"", b.escape_ascii()),
-        Frame::Null => "(nil)".into(),
-        Frame::NullArray => "(nil array)".into(),
-        Frame::Array(items) => {
-            let inner: Vec<String> = items.iter().map(render).collect();
-            format!("[{}]", inner.join(", "))
-        }
-    }
+fn entries(map: &[(Frame, Frame)]) -> Vec<(String, String)> {
+    let mut out: Vec<_> = map.iter().map(|(k, v)| (render(k), render(v))).collect();
+    out.sort();
+    out
 }
 
 /// An argument, quoted when it would not read back as one word.
@@ -869,6 +861,44 @@ impl Pair {
                 Frame::Simple("OK".into()),
                 "{name}: FLUSHALL to resync"
             );
+        }
+    }
+
+    /// Switches both connections to RESP `version` with HELLO (its reply names the server's
+    /// version and the client id, which differ, so only the protocol is compared).
+    fn use_protocol(&mut self, version: i64) {
+        for (client, name) in [(&mut self.redis, "redis"), (&mut self.docdb, "docdb")] {
+            let reply = client
+                .call(&["HELLO".to_string(), version.to_string()])
+                .expect("HELLO");
+            let fields = match &reply {
+                Frame::Map(fields) if version == 3 => fields.clone(),
+                Frame::Array(flat) if version == 2 => flat
+                    .chunks(2)
+                    .map(|kv| (kv[0].clone(), kv[1].clone()))
+                    .collect(),
+                _ => panic!("{name}: HELLO {version} replied {}", render(&reply)),
+            };
+            let proto = (Frame::Bulk(b"proto".to_vec()), Frame::Integer(version));
+            assert!(fields.contains(&proto), "{name}: {}", render(&reply));
+        }
+    }
+
+    /// Reads one more reply from each server (a message pushed before a reply) and
+    /// compares them.
+    fn read_extra(&mut self, step: usize) {
+        let r = self.redis.read_reply().expect("an extra reply from redis");
+        let d = self.docdb.read_reply().expect("an extra reply from docdb");
+        let op = Op::new(args!["(read the next reply)"], Cmp::Exact);
+        if r == d {
+            self.remember(format!(
+                "[{}] {} -> {}",
+                step_label(step),
+                op.text(),
+                render(&r)
+            ));
+        } else {
+            self.mismatch(step, &op, &r, &d);
         }
     }
 
@@ -1027,7 +1057,7 @@ fn fail_on_mismatches(mismatches: &[String], replay: &str) {
 /// Runs `drive` (the pair, its random numbers, the time, the commands to send) for each seed
 /// on fresh connections after a FLUSHALL, compares every key's final state, and fails with
 /// every mismatch and how to replay it.
-fn run_seeds(what: &str, drive: impl Fn(&mut Pair, &mut Rng, u64, usize)) {
+fn run_seeds(what: &str, resp3: bool, drive: impl Fn(&mut Pair, &mut Rng, u64, usize)) {
     let redis = require_redis(&[]);
     let docdb = docdb(&[]);
     let ops = env_u64("DOCDB_DIFF_OPS").unwrap_or(2000) as usize;
@@ -1036,6 +1066,9 @@ fn run_seeds(what: &str, drive: impl Fn(&mut Pair, &mut Rng, u64, usize)) {
     let mut mismatches = Vec::new();
     for &seed in &seeds {
         let mut pair = Pair::new(&redis, &docdb, seed);
+        if resp3 {
+            pair.use_protocol(3);
+        }
         pair.run(0, &Op::new(args!["FLUSHALL"], Cmp::Exact));
         drive(&mut pair, &mut Rng(seed), unix_now(), ops);
         compare_final_state(&mut pair);
@@ -1052,19 +1085,28 @@ fn run_seeds(what: &str, drive: impl Fn(&mut Pair, &mut Rng, u64, usize)) {
 /// Random command sequences: every reply from docdb must match Redis's.
 #[test]
 fn random_commands_match_redis() {
-    run_seeds("commands", |pair, rng, now, ops| {
-        for step in 1..=ops {
-            if rng.chance(5) {
-                run_transaction(pair, rng, now, step);
-                continue;
-            }
-            let op = random_op(rng, now);
-            pair.run(step, &op);
-            if pair.mismatches.len() >= MAX_MISMATCHES {
-                break;
-            }
+    run_seeds("commands", false, random_commands);
+}
+
+/// The same over RESP3 (HELLO 3): maps, sets, doubles, nulls and score pairs as Redis 7
+/// sends them.
+#[test]
+fn random_commands_match_redis_over_resp3() {
+    run_seeds("commands over RESP3", true, random_commands);
+}
+
+fn random_commands(pair: &mut Pair, rng: &mut Rng, now: u64, ops: usize) {
+    for step in 1..=ops {
+        if rng.chance(5) {
+            run_transaction(pair, rng, now, step);
+            continue;
         }
-    });
+        let op = random_op(rng, now);
+        pair.run(step, &op);
+        if pair.mismatches.len() >= MAX_MISMATCHES {
+            break;
+        }
+    }
 }
 
 /// A random command whose reply compares byte for byte (so it can sit in EXEC's reply).
@@ -1107,7 +1149,7 @@ fn run_transaction(pair: &mut Pair, rng: &mut Rng, now: u64, step: usize) {
 /// every read must still see the writes just before it in the same pipeline.
 #[test]
 fn random_pipelines_match_redis() {
-    run_seeds("pipelines", |pair, rng, now, ops| {
+    run_seeds("pipelines", false, |pair, rng, now, ops| {
         let mut step = 1;
         while step <= ops && pair.mismatches.len() < MAX_MISMATCHES {
             let len = 1 + rng.below(16);
@@ -1140,6 +1182,8 @@ fn lockstep(pair: &mut Pair, script: &[Step]) {
                 let args = words.iter().map(|w| w.to_string()).collect();
                 pair.run(i, &Op::new(args, *cmp));
             }
+            Step::Read => pair.read_extra(i),
+            Step::Hello(version) => pair.use_protocol(*version),
         }
     }
 }
@@ -1147,9 +1191,13 @@ fn lockstep(pair: &mut Pair, script: &[Step]) {
 enum Step {
     Run(&'static [&'static str], Cmp),
     Sleep(u64),
+    /// Reads one more reply on each connection.
+    Read,
+    /// Switches both connections' protocol (HELLO 2 or HELLO 3).
+    Hello(i64),
 }
 
-use Step::{Run, Sleep};
+use Step::{Hello, Read, Run, Sleep};
 
 const EXACT: Cmp = Cmp::Exact;
 
@@ -1463,4 +1511,79 @@ fn zset_combinations_match_redis() {
     ];
     lockstep(&mut pair, &script);
     fail_on_mismatches(&pair.mismatches, "zset_combinations_match_redis");
+}
+
+/// RESP3 as Redis 7 speaks it: pub/sub confirmations and messages are pushes; any command
+/// runs while subscribed (PING answers as usual); a message a client publishes to itself
+/// comes before PUBLISH's reply; typed replies (doubles, maps, sets, nulls, score pairs)
+/// and a switch back to RESP2 on the same connection.
+#[test]
+fn resp3_replies_and_pubsub_match_redis() {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let mut pair = Pair::new(&redis, &docdb, 0);
+    let script = [
+        Run(&["FLUSHALL"], EXACT),
+        Run(&["HELLO", "4"], EXACT),
+        Run(&["HELLO", "three"], EXACT),
+        Hello(3),
+        Run(&["ZADD", "z", "1.5", "a", "2", "b", "inf", "c"], EXACT),
+        Run(&["ZSCORE", "z", "a"], EXACT),
+        Run(&["ZSCORE", "z", "c"], EXACT),
+        Run(&["ZSCORE", "z", "nope"], EXACT),
+        Run(&["ZMSCORE", "z", "a", "nope"], EXACT),
+        Run(&["ZINCRBY", "z", "0.25", "a"], EXACT),
+        Run(&["ZADD", "z", "INCR", "1", "b"], EXACT),
+        Run(&["ZADD", "z", "NX", "INCR", "1", "b"], EXACT),
+        Run(&["ZRANGE", "z", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZRANGE", "z", "0", "-1"], EXACT),
+        Run(
+            &["ZREVRANGEBYSCORE", "z", "+inf", "-inf", "WITHSCORES"],
+            EXACT,
+        ),
+        Run(&["ZUNION", "1", "z", "WITHSCORES"], EXACT),
+        Run(&["ZPOPMIN", "z"], EXACT),
+        Run(&["ZPOPMAX", "z", "1"], EXACT),
+        Run(&["BZPOPMIN", "z", "0"], EXACT),
+        Run(&["ZPOPMIN", "z"], EXACT),
+        Run(&["ZPOPMIN", "z", "2"], EXACT),
+        Run(&["HSET", "h", "f", "v", "g", "w"], EXACT),
+        Run(&["HGETALL", "h"], Cmp::Pairs),
+        Run(&["HGETALL", "nope"], EXACT),
+        Run(&["SADD", "s", "x", "y"], EXACT),
+        Run(&["SMEMBERS", "s"], Cmp::Unordered),
+        Run(&["SMEMBERS", "nope"], EXACT),
+        Run(&["SINTER", "s", "nope"], EXACT),
+        Run(&["SPOP", "nope", "2"], EXACT),
+        Run(&["GET", "nope"], EXACT),
+        Run(&["LPOP", "nope", "2"], EXACT),
+        Run(&["BLPOP", "nope", "0.01"], EXACT),
+        Run(&["INCRBYFLOAT", "f", "1.5"], EXACT),
+        Run(&["CONFIG", "GET", "maxclients"], EXACT),
+        Run(&["SUBSCRIBE", "ch"], EXACT),
+        Run(&["PSUBSCRIBE", "p*"], EXACT),
+        Run(&["SET", "k", "v"], EXACT),
+        Run(&["GET", "k"], EXACT),
+        Run(&["PING"], EXACT),
+        Run(&["PING", "hi"], EXACT),
+        // The message to itself, then PUBLISH's reply.
+        Run(&["PUBLISH", "ch", "hello"], EXACT),
+        Read,
+        Run(&["PUBLISH", "pz", "x"], EXACT),
+        Read,
+        Run(&["PUBLISH", "nobody", "x"], EXACT),
+        Run(&["UNSUBSCRIBE"], EXACT),
+        Run(&["PUNSUBSCRIBE"], EXACT),
+        Run(&["UNSUBSCRIBE"], EXACT),
+        Hello(2),
+        Run(&["ZADD", "z", "1.5", "a"], EXACT),
+        Run(&["ZSCORE", "z", "a"], EXACT),
+        Run(&["GET", "nope"], EXACT),
+        Run(&["LPOP", "nope", "2"], EXACT),
+        Run(&["SUBSCRIBE", "ch"], EXACT),
+        Run(&["PING"], EXACT),
+        Run(&["GET", "k"], EXACT),
+    ];
+    lockstep(&mut pair, &script);
+    fail_on_mismatches(&pair.mismatches, "the fixed script");
 }

@@ -527,6 +527,59 @@ fn publish_and_subscribe() {
     });
 }
 
+/// RESP3 after HELLO 3, byte for byte as Redis 7 sends it: doubles, nulls, maps, sets,
+/// score pairs, pushes, verbatim text; HELLO 2 goes back to RESP2.
+#[test]
+fn resp3_wire_types() {
+    on_both(&[], |server| {
+        let mut c = server.raw();
+        c.send(&cmd(&["HELLO", "3"]));
+        let hello = c.read_until(b"$7\r\nmodules\r\n*0\r\n");
+        assert!(
+            hello.starts_with(b"%7\r\n$6\r\nserver\r\n"),
+            "{}",
+            show(&hello)
+        );
+        c.exchange(&cmd(&["ZADD", "z", "1.5", "a", "inf", "b"]), b":2\r\n");
+        c.exchange(&cmd(&["ZSCORE", "z", "a"]), b",1.5\r\n");
+        c.exchange(&cmd(&["ZSCORE", "z", "b"]), b",inf\r\n");
+        c.exchange(
+            &cmd(&["ZRANGE", "z", "0", "0", "WITHSCORES"]),
+            b"*1\r\n*2\r\n$1\r\na\r\n,1.5\r\n",
+        );
+        c.exchange(&cmd(&["GET", "nope"]), b"_\r\n");
+        c.exchange(&cmd(&["LPOP", "nope", "2"]), b"_\r\n");
+        c.exchange(&cmd(&["HSET", "h", "f", "v"]), b":1\r\n");
+        c.exchange(&cmd(&["HGETALL", "h"]), b"%1\r\n$1\r\nf\r\n$1\r\nv\r\n");
+        c.exchange(&cmd(&["HGETALL", "nope"]), b"%0\r\n");
+        c.exchange(&cmd(&["SADD", "s", "x"]), b":1\r\n");
+        c.exchange(&cmd(&["SMEMBERS", "s"]), b"~1\r\n$1\r\nx\r\n");
+        c.exchange(&cmd(&["INCRBYFLOAT", "f", "1.5"]), b"$3\r\n1.5\r\n");
+        c.send(&cmd(&["INFO", "server"]));
+        let info = c.read_until(b"\r\ntxt:# Server\r\n");
+        assert!(info.starts_with(b"="), "{}", show(&info));
+        c.read_until(b"\r\n\r\n");
+        c.exchange(
+            &cmd(&["SUBSCRIBE", "ch"]),
+            b">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n",
+        );
+        c.exchange(&cmd(&["PING"]), b"+PONG\r\n");
+        c.exchange(
+            &cmd(&["UNSUBSCRIBE"]),
+            b">3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n",
+        );
+        c.exchange(
+            &cmd(&["UNSUBSCRIBE"]),
+            b">3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n",
+        );
+        c.send(&cmd(&["HELLO", "2"]));
+        c.read_until(b"$7\r\nmodules\r\n*0\r\n");
+        c.exchange(&cmd(&["ZSCORE", "z", "a"]), b"$3\r\n1.5\r\n");
+        c.exchange(&cmd(&["GET", "nope"]), b"$-1\r\n");
+        c.exchange(&cmd(&["HGETALL", "h"]), b"*2\r\n$1\r\nf\r\n$1\r\nv\r\n");
+    });
+}
+
 /// While subscribed only (P)(UN)SUBSCRIBE, PING and QUIT run; PING answers as a message.
 /// Unsubscribing from everything returns to normal mode.
 fn check_subscribed_mode(sub: &mut Raw) {

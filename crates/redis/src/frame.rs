@@ -1,11 +1,13 @@
-//! RESP2 frames: parsing requests (multibulk `*N\r\n$len\r\n...` and inline `PING\r\n`) and
-//! encoding replies.
+//! RESP frames: parsing requests (multibulk `*N\r\n$len\r\n...` and inline `PING\r\n`) and
+//! encoding replies in RESP2 or RESP3 (the protocol a connection chose with HELLO).
 //!
 //! Parsing is two steps, as in mini-redis: [`check_request`] finds out cheaply whether the
 //! buffer holds a whole request (and how long it is) or needs more bytes, or is malformed;
 //! [`parse_request`] then builds the arguments. Malformed input and requests over the
 //! [`Limits`] are errors worded as Redis words them, so a server can reply with them and
 //! close the connection before reading any further.
+
+use crate::number::format_double;
 
 /// Request size limits (Redis: `proto-max-bulk-len`, the multibulk count limit, and the
 /// inline request limit).
@@ -62,8 +64,19 @@ fn protocol(msg: &str) -> FrameError {
     FrameError::Protocol(format!("ERR Protocol error: {msg}"))
 }
 
-/// A reply (or, for tests and clients, any RESP2 value).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The reply protocol of a connection: RESP2 until `HELLO 3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// RESP2: maps, sets and pushes are arrays, doubles are bulk strings.
+    #[default]
+    Resp2,
+    /// RESP3: every type as itself.
+    Resp3,
+}
+
+/// A reply (or, for tests and clients, any RESP2 or RESP3 value). The RESP3-only types
+/// encode as their RESP2 equivalents on a RESP2 connection, as Redis sends them.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
     /// `+OK\r\n`
     Simple(String),
@@ -73,50 +86,106 @@ pub enum Frame {
     Integer(i64),
     /// `$3\r\nfoo\r\n`
     Bulk(Vec<u8>),
-    /// `$-1\r\n`
+    /// `$-1\r\n` (RESP3: `_\r\n`)
     Null,
-    /// `*-1\r\n`
+    /// `*-1\r\n` (RESP3: `_\r\n`)
     NullArray,
     /// `*2\r\n...`
     Array(Vec<Frame>),
+    /// `,1.5\r\n` (RESP2: the same text as a bulk string)
+    Double(f64),
+    /// `%1\r\n` key, value (RESP2: a flat array of keys and values)
+    Map(Vec<(Frame, Frame)>),
+    /// `~2\r\n...` (RESP2: an array)
+    Set(Vec<Frame>),
+    /// `>3\r\n...`, out-of-band data such as published messages (RESP2: an array)
+    Push(Vec<Frame>),
+    /// `#t\r\n` (RESP2: `:1` or `:0`)
+    Boolean(bool),
+    /// `=7\r\ntxt:abc\r\n`: text meant for people, such as INFO's (RESP2: a bulk string)
+    Verbatim(Vec<u8>),
+    /// `(12345678901234567890\r\n` (RESP2: a bulk string)
+    BigNumber(String),
 }
 
 impl Frame {
     /// Appends the RESP2 encoding.
     pub fn encode_to(&self, out: &mut Vec<u8>) {
+        self.encode_as(Protocol::Resp2, out);
+    }
+
+    /// Appends the encoding in `protocol`.
+    pub fn encode_as(&self, protocol: Protocol, out: &mut Vec<u8>) {
+        let resp3 = protocol == Protocol::Resp3;
         match self {
             Frame::Simple(s) => line(out, '+', s),
             Frame::Error(s) => line(out, '-', s),
             Frame::Integer(n) => line(out, ':', &n.to_string()),
-            Frame::Bulk(bytes) => {
-                line(out, '$', &bytes.len().to_string());
-                out.extend_from_slice(bytes);
-                out.extend_from_slice(b"\r\n");
-            }
+            Frame::Bulk(bytes) => blob(out, b'$', bytes),
+            Frame::Null | Frame::NullArray if resp3 => out.extend_from_slice(b"_\r\n"),
             Frame::Null => out.extend_from_slice(b"$-1\r\n"),
             Frame::NullArray => out.extend_from_slice(b"*-1\r\n"),
-            Frame::Array(items) => {
-                line(out, '*', &items.len().to_string());
-                for item in items {
-                    item.encode_to(out);
+            Frame::Array(items) => aggregate(out, '*', items, protocol),
+            Frame::Double(d) if resp3 => line(out, ',', &format_double(*d)),
+            Frame::Double(d) => blob(out, b'$', format_double(*d).as_bytes()),
+            Frame::Map(entries) => {
+                let count = if resp3 {
+                    entries.len()
+                } else {
+                    entries.len() * 2
+                };
+                line(out, if resp3 { '%' } else { '*' }, &count.to_string());
+                for (key, value) in entries {
+                    key.encode_as(protocol, out);
+                    value.encode_as(protocol, out);
                 }
             }
+            Frame::Set(items) => aggregate(out, if resp3 { '~' } else { '*' }, items, protocol),
+            Frame::Push(items) => aggregate(out, if resp3 { '>' } else { '*' }, items, protocol),
+            Frame::Boolean(b) if resp3 => line(out, '#', if *b { "t" } else { "f" }),
+            Frame::Boolean(b) => line(out, ':', if *b { "1" } else { "0" }),
+            Frame::Verbatim(text) if resp3 => {
+                line(out, '=', &(text.len() + 4).to_string());
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(text);
+                out.extend_from_slice(b"\r\n");
+            }
+            Frame::Verbatim(text) => blob(out, b'$', text),
+            Frame::BigNumber(n) if resp3 => line(out, '(', n),
+            Frame::BigNumber(n) => blob(out, b'$', n.as_bytes()),
         }
     }
 
-    /// The encoding as a new vector.
+    /// The RESP2 encoding as a new vector.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         self.encode_to(&mut out);
         out
     }
 
-    /// Parses one RESP2 value from the front of `buf` (replies, or any frame), returning it and
-    /// its length.
+    /// Parses one RESP2 or RESP3 value from the front of `buf` (replies, or any frame),
+    /// returning it and its length. RESP3 attributes (`|`) are read and dropped; blob errors
+    /// (`!`) become [`Frame::Error`].
     pub fn parse(buf: &[u8]) -> Result<(Frame, usize), FrameError> {
         let mut cursor = Cursor { buf, pos: 0 };
         let frame = cursor.frame(0)?;
         Ok((frame, cursor.pos))
+    }
+}
+
+/// A length-prefixed string: `$` bulk (or `=` verbatim, `!` blob error).
+fn blob(out: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
+    out.push(tag);
+    out.extend_from_slice(bytes.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn aggregate(out: &mut Vec<u8>, tag: char, items: &[Frame], protocol: Protocol) {
+    line(out, tag, &items.len().to_string());
+    for item in items {
+        item.encode_as(protocol, out);
     }
 }
 
@@ -177,6 +246,37 @@ impl<'a> Cursor<'a> {
         Ok(bytes)
     }
 
+    /// A length line, then that many bytes.
+    fn blob(&mut self, what: &str) -> Result<&'a [u8], FrameError> {
+        match self.number(what)? {
+            n if n < 0 => Err(protocol(&format!("invalid {what}"))),
+            n => self.bytes(n as usize),
+        }
+    }
+
+    /// An aggregate's count line, then its elements: `width` per counted entry (a map has
+    /// two).
+    fn aggregate(&mut self, depth: usize, width: i64) -> Result<Vec<Frame>, FrameError> {
+        let n = self.number("multibulk length")?;
+        self.items(depth, n, width)
+    }
+
+    /// `n * width` elements.
+    fn items(&mut self, depth: usize, n: i64, width: i64) -> Result<Vec<Frame>, FrameError> {
+        if n < 0 {
+            return Err(protocol("invalid multibulk length"));
+        }
+        let total = n
+            .checked_mul(width)
+            .ok_or_else(|| protocol("invalid multibulk length"))?;
+        // Never trust a length for an allocation: grow as elements arrive.
+        let mut items = Vec::new();
+        for _ in 0..total {
+            items.push(self.frame(depth + 1)?);
+        }
+        Ok(items)
+    }
+
     fn frame(&mut self, depth: usize) -> Result<Frame, FrameError> {
         if depth > MAX_NESTING {
             return Err(protocol("nested too deeply"));
@@ -196,16 +296,59 @@ impl<'a> Cursor<'a> {
             },
             b'*' => match self.number("multibulk length")? {
                 -1 => Ok(Frame::NullArray),
-                n if n < 0 => Err(protocol("invalid multibulk length")),
-                n => {
-                    // Never trust a length for an allocation: grow as elements arrive.
-                    let mut items = Vec::new();
-                    for _ in 0..n {
-                        items.push(self.frame(depth + 1)?);
-                    }
-                    Ok(Frame::Array(items))
-                }
+                n => Ok(Frame::Array(self.items(depth, n, 1)?)),
             },
+            b'_' => match self.line()? {
+                b"" => Ok(Frame::Null),
+                _ => Err(protocol("invalid null")),
+            },
+            b',' => {
+                let text = self.line()?;
+                let value = std::str::from_utf8(text).ok().and_then(|t| t.parse().ok());
+                value
+                    .map(Frame::Double)
+                    .ok_or_else(|| protocol("invalid double"))
+            }
+            b'#' => match self.line()? {
+                b"t" => Ok(Frame::Boolean(true)),
+                b"f" => Ok(Frame::Boolean(false)),
+                _ => Err(protocol("invalid boolean")),
+            },
+            b'(' => {
+                let text = self.line()?;
+                let digits = text.strip_prefix(b"-").unwrap_or(text);
+                if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                    return Err(protocol("invalid big number"));
+                }
+                Ok(Frame::BigNumber(String::from_utf8_lossy(text).into_owned()))
+            }
+            b'!' => {
+                let bytes = self.blob("blob error length")?;
+                Ok(Frame::Error(String::from_utf8_lossy(bytes).into_owned()))
+            }
+            b'=' => {
+                let bytes = self.blob("verbatim length")?;
+                match bytes.get(3) {
+                    Some(b':') => Ok(Frame::Verbatim(bytes[4..].to_vec())),
+                    _ => Err(protocol("verbatim string without a format")),
+                }
+            }
+            b'~' => Ok(Frame::Set(self.aggregate(depth, 1)?)),
+            b'>' => Ok(Frame::Push(self.aggregate(depth, 1)?)),
+            b'%' => {
+                let keys_and_values = self.aggregate(depth, 2)?;
+                let mut entries = Vec::with_capacity(keys_and_values.len() / 2);
+                let mut items = keys_and_values.into_iter();
+                while let (Some(key), Some(value)) = (items.next(), items.next()) {
+                    entries.push((key, value));
+                }
+                Ok(Frame::Map(entries))
+            }
+            b'|' => {
+                // Attributes describe the value that follows; a client may ignore them.
+                self.aggregate(depth, 2)?;
+                self.frame(depth)
+            }
             other => Err(protocol(&format!(
                 "unexpected type byte '{}'",
                 other.escape_ascii()
@@ -548,24 +691,149 @@ mod tests {
         assert_eq!(Frame::parse(&bytes), Ok((reply, bytes.len())));
     }
 
-    fn any_frame() -> impl Strategy<Value = Frame> {
-        let leaf = prop_oneof![
-            "[a-zA-Z0-9 ]{0,12}".prop_map(Frame::Simple),
-            "[a-zA-Z0-9 ]{0,12}".prop_map(Frame::Error),
-            any::<i64>().prop_map(Frame::Integer),
-            proptest::collection::vec(any::<u8>(), 0..24).prop_map(Frame::Bulk),
-            Just(Frame::Null),
-            Just(Frame::NullArray),
+    #[test]
+    fn resp3_types_encode_as_resp2_equivalents() {
+        let reply = Frame::Array(vec![
+            Frame::Double(1.5),
+            Frame::Map(vec![(Frame::Bulk(b"f".to_vec()), Frame::Integer(1))]),
+            Frame::Set(vec![Frame::Bulk(b"x".to_vec())]),
+            Frame::Push(vec![Frame::Bulk(b"message".to_vec())]),
+            Frame::Boolean(true),
+            Frame::Verbatim(b"# Server".to_vec()),
+            Frame::BigNumber("123".into()),
+            Frame::Double(f64::NEG_INFINITY),
+        ]);
+        assert_eq!(
+            reply.encode(),
+            b"*8\r\n$3\r\n1.5\r\n*2\r\n$1\r\nf\r\n:1\r\n*1\r\n$1\r\nx\r\n*1\r\n$7\r\nmessage\r\n\
+              :1\r\n$8\r\n# Server\r\n$3\r\n123\r\n$4\r\n-inf\r\n"
+        );
+    }
+
+    /// The RESP3 wire forms, as the RESP3 specification gives them.
+    #[test]
+    fn resp3_encodings() {
+        let cases: [(Frame, &[u8]); 10] = [
+            (Frame::Null, b"_\r\n"),
+            (Frame::NullArray, b"_\r\n"),
+            (Frame::Double(1.23), b",1.23\r\n"),
+            (Frame::Double(f64::INFINITY), b",inf\r\n"),
+            (Frame::Boolean(false), b"#f\r\n"),
+            (
+                Frame::BigNumber("3492890328409238509324850943850943825024385".into()),
+                b"(3492890328409238509324850943850943825024385\r\n",
+            ),
+            (
+                Frame::Verbatim(b"Some string".to_vec()),
+                b"=15\r\ntxt:Some string\r\n",
+            ),
+            (
+                Frame::Map(vec![(Frame::Simple("first".into()), Frame::Integer(1))]),
+                b"%1\r\n+first\r\n:1\r\n",
+            ),
+            (
+                Frame::Set(vec![Frame::Integer(1), Frame::Boolean(true)]),
+                b"~2\r\n:1\r\n#t\r\n",
+            ),
+            (
+                Frame::Push(vec![Frame::Bulk(b"pubsub".to_vec()), Frame::Integer(2)]),
+                b">2\r\n$6\r\npubsub\r\n:2\r\n",
+            ),
         ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
-            proptest::collection::vec(inner, 0..4).prop_map(Frame::Array)
+        for (frame, want) in cases {
+            let mut got = Vec::new();
+            frame.encode_as(Protocol::Resp3, &mut got);
+            assert_eq!(got, want, "{frame:?}");
+        }
+    }
+
+    #[test]
+    fn resp3_parsing_extras() {
+        // A blob error, an attribute before its value, and malformed RESP3 lines.
+        assert_eq!(
+            Frame::parse(b"!9\r\nERR oops!\r\n"),
+            Ok((Frame::Error("ERR oops!".into()), 15))
+        );
+        let attributed = b"|1\r\n+ttl\r\n:3\r\n:42\r\n";
+        assert_eq!(
+            Frame::parse(attributed),
+            Ok((Frame::Integer(42), attributed.len()))
+        );
+        for bad in [
+            &b"#x\r\n"[..],
+            b",one\r\n",
+            b"(12a\r\n",
+            b"_x\r\n",
+            b"=3\r\ntxt\r\n",
+            b"%-1\r\n",
+        ] {
+            assert!(
+                matches!(Frame::parse(bad), Err(FrameError::Protocol(_))),
+                "{}",
+                bad.escape_ascii()
+            );
+        }
+    }
+
+    /// Frames that survive an encode and parse in `protocol`: RESP2 has none of RESP3's
+    /// types, and RESP3 has one null.
+    fn any_frame(protocol: Protocol) -> BoxedStrategy<Frame> {
+        let text = "[a-zA-Z0-9 ]{0,12}";
+        let mut leaves = vec![
+            text.prop_map(Frame::Simple).boxed(),
+            text.prop_map(Frame::Error).boxed(),
+            any::<i64>().prop_map(Frame::Integer).boxed(),
+            proptest::collection::vec(any::<u8>(), 0..24)
+                .prop_map(Frame::Bulk)
+                .boxed(),
+            Just(Frame::Null).boxed(),
+        ];
+        if protocol == Protocol::Resp2 {
+            leaves.push(Just(Frame::NullArray).boxed());
+        } else {
+            leaves.extend([
+                any::<f64>()
+                    .prop_filter("NaN has no equal", |d| !d.is_nan())
+                    .prop_map(Frame::Double)
+                    .boxed(),
+                any::<bool>().prop_map(Frame::Boolean).boxed(),
+                proptest::collection::vec(any::<u8>(), 0..24)
+                    .prop_map(Frame::Verbatim)
+                    .boxed(),
+                "-?[0-9]{1,40}".prop_map(Frame::BigNumber).boxed(),
+            ]);
+        }
+        let leaf = proptest::strategy::Union::new(leaves);
+        leaf.prop_recursive(3, 24, 4, move |inner| {
+            let list = proptest::collection::vec(inner.clone(), 0..4);
+            if protocol == Protocol::Resp2 {
+                return list.prop_map(Frame::Array).boxed();
+            }
+            prop_oneof![
+                list.clone().prop_map(Frame::Array),
+                list.clone().prop_map(Frame::Set),
+                list.prop_map(Frame::Push),
+                proptest::collection::vec((inner.clone(), inner), 0..3).prop_map(Frame::Map),
+            ]
+            .boxed()
         })
+        .boxed()
     }
 
     proptest! {
         #[test]
-        fn frames_roundtrip(frame in any_frame()) {
+        fn frames_roundtrip(frame in any_frame(Protocol::Resp2)) {
             let bytes = frame.encode();
+            prop_assert_eq!(Frame::parse(&bytes), Ok((frame, bytes.len())));
+            for cut in 0..bytes.len() {
+                prop_assert_eq!(Frame::parse(&bytes[..cut]), Err(FrameError::Incomplete));
+            }
+        }
+
+        #[test]
+        fn resp3_frames_roundtrip(frame in any_frame(Protocol::Resp3)) {
+            let mut bytes = Vec::new();
+            frame.encode_as(Protocol::Resp3, &mut bytes);
             prop_assert_eq!(Frame::parse(&bytes), Ok((frame, bytes.len())));
             for cut in 0..bytes.len() {
                 prop_assert_eq!(Frame::parse(&bytes[..cut]), Err(FrameError::Incomplete));

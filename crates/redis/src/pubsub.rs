@@ -106,7 +106,7 @@ impl Broker {
         let mut receivers = 0;
         if let Some(subs) = state.channels.get(channel) {
             for sub in subs.values() {
-                let frame = Frame::Array(vec![
+                let frame = Frame::Push(vec![
                     Frame::Bulk(b"message".to_vec()),
                     Frame::Bulk(channel.to_vec()),
                     Frame::Bulk(message.to_vec()),
@@ -119,7 +119,7 @@ impl Broker {
                 continue;
             }
             for sub in subs.values() {
-                let frame = Frame::Array(vec![
+                let frame = Frame::Push(vec![
                     Frame::Bulk(b"pmessage".to_vec()),
                     Frame::Bulk(pattern.clone()),
                     Frame::Bulk(channel.to_vec()),

@@ -11,7 +11,7 @@ use engine::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::blocking::{Wait, Waiter};
@@ -127,9 +127,14 @@ async fn connection<E: Engine>(
                 _ = shutdown.changed() => None,
             };
             let Some(reply) = reply else { return Ok(()) };
-            reply.encode_to(&mut output);
+            reply.encode_as(session.protocol, &mut output);
             // Then the requests that arrived while it waited.
-            if respond(core, &mut session, &mut input, &mut output, &mut writer).await? {
+            let io = Io {
+                input: &mut input,
+                output: &mut output,
+                pushed: &mut pushed,
+            };
+            if respond(core, &mut session, io, &mut writer).await? {
                 return Ok(());
             }
             continue;
@@ -142,15 +147,16 @@ async fn connection<E: Engine>(
                 if read? == 0 {
                     return Ok(());
                 }
-                if respond(core, &mut session, &mut input, &mut output, &mut writer).await? {
+                let io = Io { input: &mut input, output: &mut output, pushed: &mut pushed };
+                if respond(core, &mut session, io, &mut writer).await? {
                     return Ok(());
                 }
             }
             Some(frame) = pushed.recv() => {
-                frame.encode_to(&mut output);
+                frame.encode_as(session.protocol, &mut output);
                 while output.len() < READ_CHUNK * 4 {
                     let Ok(frame) = pushed.try_recv() else { break };
-                    frame.encode_to(&mut output);
+                    frame.encode_as(session.protocol, &mut output);
                 }
                 writer.write_all(&output).await?;
                 output.clear();
@@ -164,16 +170,23 @@ async fn connection<E: Engine>(
     }
 }
 
+/// A connection's buffers: requests read, replies to send, and messages pushed to it.
+struct Io<'a> {
+    input: &'a mut Vec<u8>,
+    output: &'a mut Vec<u8>,
+    pushed: &'a mut mpsc::Receiver<Frame>,
+}
+
 /// Runs the requests in `input`, then sends `output` (their replies after whatever it held)
 /// once their writes are in the log. Returns true when the connection is to close.
 async fn respond<E: Engine>(
     core: &Core<E>,
     session: &mut Session,
-    input: &mut Vec<u8>,
-    output: &mut Vec<u8>,
+    io: Io<'_>,
     writer: &mut OwnedWriteHalf,
 ) -> io::Result<bool> {
-    let close = handle_input(core, session, input, output);
+    let output = &mut *io.output;
+    let close = handle_input(core, session, io.input, output, io.pushed);
     // Let the other connections with requests waiting run theirs first, as Redis's event
     // loop does: then one WAL flush covers all their writes, and the replies go out
     // together, waking the clients once rather than once per reply.
@@ -266,12 +279,15 @@ impl<E: Engine> Drop for Unblock<'_, E> {
 
 /// Executes every whole request in `input` (removing them) and appends the replies to
 /// `output`. Returns true when the connection must close: QUIT, or a malformed or oversized
-/// request (answered with the protocol error; nothing of it runs).
+/// request (answered with the protocol error; nothing of it runs). A subscriber's messages
+/// already `pushed` go out before the next reply, so a message it published to itself comes
+/// before PUBLISH's reply, as in Redis.
 fn handle_input<E: Engine>(
     core: &Core<E>,
     session: &mut Session,
     input: &mut Vec<u8>,
     output: &mut Vec<u8>,
+    pushed: &mut mpsc::Receiver<Frame>,
 ) -> bool {
     let configured = core.config().limits;
     // One engine iterator for every command of this read's requests.
@@ -306,8 +322,13 @@ fn handle_input<E: Engine>(
                     // Its reply comes when it is served; the requests after it wait.
                     break;
                 }
+                if session.subscribed() {
+                    while let Ok(message) = pushed.try_recv() {
+                        message.encode_as(session.protocol, output);
+                    }
+                }
                 for reply in replies {
-                    reply.encode_to(output);
+                    reply.encode_as(session.protocol, output);
                 }
                 serve_after(core, &iters, session, &args);
                 if session.quit {
@@ -320,7 +341,7 @@ fn handle_input<E: Engine>(
                 run_blind(core, session, &mut blind, &iters, output);
                 core.metrics.protocol_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(peer = %session.addr, %message, "protocol error; closing");
-                Frame::Error(message).encode_to(output);
+                Frame::Error(message).encode_as(session.protocol, output);
                 close = true;
                 break;
             }
@@ -364,7 +385,7 @@ fn run_blind<'c, E: Engine>(
         return;
     }
     for reply in execute_blind_run(core, session, &gathered.requests, iters) {
-        reply.encode_to(output);
+        reply.encode_as(session.protocol, output);
     }
     gathered.requests.clear();
     gathered.bytes = 0;

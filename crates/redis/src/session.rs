@@ -8,6 +8,7 @@ use dockv::value::Value;
 
 use crate::blocking::Wait;
 use crate::core::RuntimeConfig;
+use crate::frame::Protocol;
 use crate::pubsub::Subscriber;
 use crate::store::DbId;
 
@@ -22,6 +23,8 @@ pub struct Session {
     pub db: DbId,
     /// The selected database's name (SELECT's argument).
     pub db_name: String,
+    /// The reply protocol (HELLO switches it).
+    pub protocol: Protocol,
     /// AUTH succeeded (or no password is set).
     pub authenticated: bool,
     /// CLIENT SETNAME.
@@ -94,6 +97,7 @@ impl Session {
             addr,
             db: 0,
             db_name: "0".into(),
+            protocol: Protocol::Resp2,
             authenticated: false,
             name: None,
             channels: BTreeSet::new(),
@@ -115,8 +119,14 @@ impl Session {
         config.requirepass.is_some() && !self.authenticated
     }
 
-    /// Whether the connection is in subscribed mode (RESP2).
+    /// Whether the connection has subscriptions.
     pub fn subscribed(&self) -> bool {
         !self.channels.is_empty() || !self.patterns.is_empty()
+    }
+
+    /// Whether only the pub/sub commands may run: a RESP2 connection with subscriptions
+    /// (its replies would be mistaken for messages). RESP3 tells pushes from replies.
+    pub fn in_subscribed_mode(&self) -> bool {
+        self.protocol == Protocol::Resp2 && self.subscribed()
     }
 }

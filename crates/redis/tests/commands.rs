@@ -50,14 +50,17 @@ impl Fixture {
         fixture
     }
 
+    /// Runs `command` and returns its reply as a RESP2 client reads it (maps as flat
+    /// arrays, doubles as bulk strings).
     fn run(&mut self, command: &str) -> Frame {
         let args: Vec<Vec<u8>> = command
             .split_whitespace()
             .map(|a| a.as_bytes().to_vec())
             .collect();
-        let mut replies = execute(&self.core, &mut self.session, &args, &IterSlot::new());
+        let replies = execute(&self.core, &mut self.session, &args, &IterSlot::new());
         assert_eq!(replies.len(), 1, "{command}: {replies:?}");
-        replies.remove(0)
+        let wire = replies[0].encode();
+        Frame::parse(&wire).expect("a reply parses").0
     }
 
     fn advance_ms(&self, ms: u64) {

@@ -25,6 +25,36 @@ pub use docdb_redis::testkit::{
 };
 use tempfile::TempDir;
 
+/// A reply in redis-cli-like notation, for transcripts and failure messages.
+pub fn render(frame: &Frame) -> String {
+    let list = |open: &str, items: &[Frame]| {
+        let inner: Vec<String> = items.iter().map(render).collect();
+        format!("{open}{}]", inner.join(", "))
+    };
+    match frame {
+        Frame::Simple(s) => format!("+{s}"),
+        Frame::Error(s) => format!("-{s}"),
+        Frame::Integer(n) => format!(":{n}"),
+        Frame::Bulk(b) => format!("\"{}\"", b.escape_ascii()),
+        Frame::Null => "(nil)".into(),
+        Frame::NullArray => "(nil array)".into(),
+        Frame::Array(items) => list("[", items),
+        Frame::Double(d) => format!("(double) {d:?}"),
+        Frame::Map(entries) => {
+            let inner: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{} => {}", render(k), render(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+        Frame::Set(items) => list("set[", items),
+        Frame::Push(items) => list("push[", items),
+        Frame::Boolean(b) => format!("(bool) {b}"),
+        Frame::Verbatim(text) => format!("(verbatim) \"{}\"", text.escape_ascii()),
+        Frame::BigNumber(n) => format!("(big) {n}"),
+    }
+}
+
 /// A running server (docdb or Redis) with the directory it owns; killed on drop.
 pub struct Server {
     /// "redis" or "docdb", for failure messages.
@@ -222,6 +252,24 @@ impl Raw {
             line.extend(byte);
         }
         line
+    }
+
+    /// Reads until what arrived ends with `suffix` (a reply whose middle differs between
+    /// servers, such as HELLO's version); panics with what arrived if it never does.
+    pub fn read_until(&mut self, suffix: &[u8]) -> Vec<u8> {
+        let mut got = Vec::new();
+        while !got.ends_with(suffix) {
+            let byte = self.read_up_to(1);
+            assert!(
+                !byte.is_empty(),
+                "{}: waiting for {}, got {}",
+                self.name,
+                show(suffix),
+                show(&got)
+            );
+            got.extend(byte);
+        }
+        got
     }
 
     /// Whatever else arrives within a moment (to show a whole wrong reply).

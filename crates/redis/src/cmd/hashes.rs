@@ -257,12 +257,13 @@ fn hmget<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 }
 
 fn hgetall<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let mut out = Vec::new();
-    for (name, value) in members(ctx, RedisType::Hash)? {
-        out.push(name);
-        out.push(leaf_bytes(&value));
-    }
-    Ok(bulk_array(out))
+    let fields = members(ctx, RedisType::Hash)?;
+    Ok(Frame::Map(
+        fields
+            .into_iter()
+            .map(|(name, value)| (Frame::Bulk(name), Frame::Bulk(leaf_bytes(&value))))
+            .collect(),
+    ))
 }
 
 fn hdel<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

@@ -276,7 +276,7 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
 pub fn is_blind_write<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec<u8>]) -> bool {
     strings::is_blind_write(args)
         && session.multi.is_none()
-        && !session.subscribed()
+        && !session.in_subscribed_mode()
         && !session.needs_auth(&core.config())
 }
 
@@ -343,7 +343,7 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if !spec.arity_ok(ctx.args.len()) {
         return Err(refuse(ctx, wrong_arity(spec.name)));
     }
-    if ctx.session.subscribed() && spec.flags & PUBSUB == 0 {
+    if ctx.session.in_subscribed_mode() && spec.flags & PUBSUB == 0 {
         return Err(CmdError::err(format!(
             "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET \
              are allowed in this context",
@@ -480,6 +480,11 @@ pub fn ok() -> Frame {
 /// An array of bulk strings.
 pub fn bulk_array(items: impl IntoIterator<Item = Vec<u8>>) -> Frame {
     Frame::Array(items.into_iter().map(Frame::Bulk).collect())
+}
+
+/// A set of bulk strings (RESP2: an array).
+pub fn bulk_set(items: impl IntoIterator<Item = Vec<u8>>) -> Frame {
+    Frame::Set(items.into_iter().map(Frame::Bulk).collect())
 }
 
 /// Whether `arg` equals `word` ignoring ASCII case.

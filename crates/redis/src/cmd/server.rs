@@ -14,7 +14,7 @@ use super::{
 };
 use crate::core::{Fsync, RuntimeConfig};
 use crate::error::{CmdError, CmdResult};
-use crate::frame::Frame;
+use crate::frame::{Frame, Protocol};
 use crate::glob;
 use crate::number::int_arg;
 
@@ -49,7 +49,7 @@ fn ping<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         return Err(super::wrong_arity("ping"));
     }
     let message = ctx.args.get(1).cloned();
-    if ctx.session.subscribed() {
+    if ctx.session.in_subscribed_mode() {
         return Ok(bulk_array([b"pong".to_vec(), message.unwrap_or_default()]));
     }
     Ok(message.map_or_else(|| Frame::Simple("PONG".into()), Frame::Bulk))
@@ -108,9 +108,11 @@ fn auth<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let args = ctx.args;
+    let mut protocol = ctx.session.protocol;
     if let Some(version) = args.get(1) {
-        match int_arg(version) {
-            Ok(2) => {}
+        protocol = match int_arg(version) {
+            Ok(2) => Protocol::Resp2,
+            Ok(3) => Protocol::Resp3,
             Ok(_) => {
                 return Err(CmdError::Err("NOPROTO unsupported protocol version".into()));
             }
@@ -119,7 +121,7 @@ fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                     "Protocol version is not an integer or out of range",
                 ));
             }
-        }
+        };
     }
     let mut i = 2;
     while i < args.len() {
@@ -144,22 +146,27 @@ fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                 .into(),
         ));
     }
-    Ok(Frame::Array(vec![
-        Frame::Bulk(b"server".to_vec()),
-        Frame::Bulk(b"redis".to_vec()),
-        Frame::Bulk(b"version".to_vec()),
-        Frame::Bulk(REDIS_VERSION.as_bytes().to_vec()),
-        Frame::Bulk(b"proto".to_vec()),
-        Frame::Integer(2),
-        Frame::Bulk(b"id".to_vec()),
-        Frame::Integer(ctx.session.id as i64),
-        Frame::Bulk(b"mode".to_vec()),
-        Frame::Bulk(b"standalone".to_vec()),
-        Frame::Bulk(b"role".to_vec()),
-        Frame::Bulk(b"master".to_vec()),
-        Frame::Bulk(b"modules".to_vec()),
-        Frame::Array(Vec::new()),
+    // The reply is already in the new protocol.
+    ctx.session.protocol = protocol;
+    let field = |name: &str, value: Frame| (Frame::Bulk(name.as_bytes().to_vec()), value);
+    let bulk = |text: &str| Frame::Bulk(text.as_bytes().to_vec());
+    Ok(Frame::Map(vec![
+        field("server", bulk("redis")),
+        field("version", bulk(REDIS_VERSION)),
+        field("proto", Frame::Integer(protocol_number(protocol))),
+        field("id", Frame::Integer(ctx.session.id as i64)),
+        field("mode", bulk("standalone")),
+        field("role", bulk("master")),
+        field("modules", Frame::Array(Vec::new())),
     ]))
+}
+
+/// HELLO's and CLIENT INFO's number for a protocol.
+fn protocol_number(protocol: Protocol) -> i64 {
+    match protocol {
+        Protocol::Resp2 => 2,
+        Protocol::Resp3 => 3,
+    }
 }
 
 fn command_info<E: Engine>(spec: &Spec<E>) -> Frame {
@@ -167,7 +174,7 @@ fn command_info<E: Engine>(spec: &Spec<E>) -> Frame {
     Frame::Array(vec![
         Frame::Bulk(spec.name.as_bytes().to_vec()),
         Frame::Integer(i64::from(spec.arity)),
-        Frame::Array(
+        Frame::Set(
             spec.flag_names()
                 .into_iter()
                 .map(|f| Frame::Simple(f.into()))
@@ -191,7 +198,7 @@ fn command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if is(sub, "count") {
         Ok(Frame::Integer(table.len() as i64))
     } else if is(sub, "docs") {
-        Ok(Frame::Array(Vec::new()))
+        Ok(Frame::Map(Vec::new()))
     } else if is(sub, "info") {
         Ok(Frame::Array(
             ctx.args[2..]
@@ -291,7 +298,11 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         out.push_str("\r\n");
     }
-    Ok(Frame::Bulk(out.into_bytes()))
+    // A blank line separates sections, as in Redis; none follows the last.
+    if out.ends_with("\r\n\r\n") {
+        out.truncate(out.len() - 2);
+    }
+    Ok(Frame::Verbatim(out.into_bytes()))
 }
 
 /// This process's resident memory in bytes (Linux), for INFO and the load test.
@@ -326,13 +337,14 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         (b"info" | b"list", _) => {
             let s = &ctx.session;
             let line = format!(
-                "id={} addr={} name={} db={}\n",
+                "id={} addr={} name={} db={} resp={}\n",
                 s.id,
                 s.addr,
                 String::from_utf8_lossy(s.name.as_deref().unwrap_or_default()),
-                s.db_name
+                s.db_name,
+                protocol_number(s.protocol)
             );
-            Ok(Frame::Bulk(line.into_bytes()))
+            Ok(Frame::Verbatim(line.into_bytes()))
         }
         _ => Err(unknown_subcommand(ctx.arg(1), "CLIENT")),
     }
@@ -381,11 +393,13 @@ fn config<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                     .iter()
                     .any(|p| glob::matches(&p.to_ascii_lowercase(), name.as_bytes()))
                 {
-                    out.push(name.as_bytes().to_vec());
-                    out.push(value.into_bytes());
+                    out.push((
+                        Frame::Bulk(name.as_bytes().to_vec()),
+                        Frame::Bulk(value.into_bytes()),
+                    ));
                 }
             }
-            Ok(bulk_array(out))
+            Ok(Frame::Map(out))
         }
         b"set" if ctx.args.len() >= 4 && ctx.args.len().is_multiple_of(2) => {
             for pair in ctx.args[2..].chunks(2) {
@@ -473,7 +487,7 @@ fn subscription_count<E: Engine>(ctx: &Ctx<'_, '_, E>) -> i64 {
 }
 
 fn confirm(kind: &str, name: Option<Vec<u8>>, count: i64) -> Frame {
-    Frame::Array(vec![
+    Frame::Push(vec![
         Frame::Bulk(kind.as_bytes().to_vec()),
         bulk_or_null(name),
         Frame::Integer(count),

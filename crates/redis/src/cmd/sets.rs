@@ -8,7 +8,7 @@ use dockv::value::{PrimitiveValue, Value};
 use engine::Engine;
 
 use super::hashes::{ensure_root, has_member, member_path, members, remove_members, scan_members};
-use super::{Ctx, READONLY, Spec, WRITE, bulk_array, spec};
+use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_set, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::int_arg;
@@ -81,7 +81,7 @@ fn srem<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 }
 
 fn smembers<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    Ok(bulk_array(
+    Ok(bulk_set(
         members(ctx, RedisType::Set)?.into_iter().map(|(n, _)| n),
     ))
 }
@@ -122,7 +122,7 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         let mut r = ctx.reads(ht);
         if r.typed(&dk, RedisType::Set)?.is_none() {
             return Ok(match count {
-                Some(_) => Frame::Array(Vec::new()),
+                Some(_) => Frame::Set(Vec::new()),
                 None => Frame::Null,
             });
         }
@@ -136,7 +136,7 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         remove_members(&mut r, batch, &dk, &picked)?;
         Ok(match count {
-            Some(_) => bulk_array(picked),
+            Some(_) => bulk_set(picked),
             None => picked.pop().map_or(Frame::Null, Frame::Bulk),
         })
     })
@@ -297,7 +297,7 @@ fn combine<E: Engine>(
 
 fn set_algebra<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Algebra) -> CmdResult<Frame> {
     let keys: Vec<Vec<u8>> = (1..ctx.args.len()).map(|i| ctx.key(i)).collect();
-    Ok(bulk_array(combine(ctx, &keys, op, ctx.read_time())?))
+    Ok(bulk_set(combine(ctx, &keys, op, ctx.read_time())?))
 }
 
 /// SINTERSTORE and friends: the result replaces the set at argument 1 (an empty result

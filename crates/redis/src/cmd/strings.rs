@@ -7,7 +7,7 @@ use engine::Engine;
 use super::{Ctx, READONLY, Spec, WRITE, bulk_or_null, is, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
-use crate::number::{format_double, incr_by_float, int_arg, parse_i64};
+use crate::number::{incr_by_float, int_arg, parse_i64};
 use crate::store::{KeyInfo, RedisType};
 
 /// Redis's largest string (`proto-max-bulk-len` default).
@@ -535,9 +535,4 @@ fn incrbyfloat<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             Frame::Bulk(next.into_bytes()),
         ))
     })
-}
-
-/// A double reply (ZSCORE, ZINCRBY).
-pub(super) fn double_reply(value: f64) -> Frame {
-    Frame::Bulk(format_double(value).into_bytes())
 }

@@ -10,10 +10,10 @@ use dockv::value::{PrimitiveValue, Value};
 use engine::Engine;
 
 use super::hashes::{ensure_root, scan_collection};
-use super::strings::{double_reply, normalize_range};
-use super::{Ctx, READONLY, Spec, WRITE, bulk_or_null, is, spec, wrong_arity};
+use super::strings::normalize_range;
+use super::{Ctx, READONLY, Spec, WRITE, is, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
-use crate::frame::Frame;
+use crate::frame::{Frame, Protocol};
 use crate::number::{float_arg, format_double, int_arg, parse_f64};
 use crate::store::{self, Reads, RedisType};
 
@@ -284,7 +284,7 @@ fn zadd_pairs<E: Engine>(
             write_count(batch, &dk, before + added)?;
         }
         Ok(if flags.incr {
-            incr_result.map_or(Frame::Null, double_reply)
+            incr_result.map_or(Frame::Null, Frame::Double)
         } else {
             Frame::Integer(if flags.ch { added + changed } else { added })
         })
@@ -345,7 +345,7 @@ fn zscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         return Ok(Frame::Null);
     }
     let score = score_of(&mut r, &dk, ctx.arg(2))?;
-    Ok(bulk_or_null(score.map(|s| format_double(s).into_bytes())))
+    Ok(score.map_or(Frame::Null, Frame::Double))
 }
 
 /// `(score, member)` entries of the score index within `range` (score children), flattened.
@@ -378,12 +378,16 @@ fn entries<E: Engine>(
     Ok(out)
 }
 
-fn reply_entries(entries: Vec<(f64, Vec<u8>)>, with_scores: bool) -> Frame {
-    let mut out = Vec::new();
+/// Members, with their scores if `with_scores`: after each member in RESP2, paired with it
+/// in a two-element array in RESP3 (as Redis 7 replies).
+fn reply_entries(entries: Vec<(f64, Vec<u8>)>, with_scores: bool, protocol: Protocol) -> Frame {
+    let mut out = Vec::with_capacity(entries.len() * if with_scores { 2 } else { 1 });
     for (score, member) in entries {
-        out.push(Frame::Bulk(member));
-        if with_scores {
-            out.push(double_reply(score));
+        let member = Frame::Bulk(member);
+        match (with_scores, protocol) {
+            (false, _) => out.push(member),
+            (true, Protocol::Resp2) => out.extend([member, Frame::Double(score)]),
+            (true, Protocol::Resp3) => out.push(Frame::Array(vec![member, Frame::Double(score)])),
         }
     }
     Frame::Array(out)
@@ -577,7 +581,11 @@ fn range_generic<E: Engine>(
             by_lex(&mut r, &dk, &range, opts.reverse, opts.window())?
         }
     };
-    Ok(reply_entries(selected, opts.with_scores))
+    Ok(reply_entries(
+        selected,
+        opts.with_scores,
+        ctx.session.protocol,
+    ))
 }
 
 /// One end of a lex range: `-`, `+`, `[member` (inclusive) or `(member` (exclusive).
@@ -677,7 +685,7 @@ fn zmscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         } else {
             None
         };
-        scores.push(bulk_or_null(score.map(|s| format_double(s).into_bytes())));
+        scores.push(score.map_or(Frame::Null, Frame::Double));
     }
     Ok(Frame::Array(scores))
 }
@@ -759,7 +767,13 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &str, highest: bool) -> CmdRes
     if ctx.args.len() > 3 {
         return Err(wrong_arity(name));
     }
-    let count = super::pop_count(ctx, false)?.unwrap_or(1);
+    let given = super::pop_count(ctx, false)?;
+    let count = given.unwrap_or(1);
+    // Without a count the member and score come flat in RESP3 too.
+    let protocol = match given {
+        Some(_) => ctx.session.protocol,
+        None => Protocol::Resp2,
+    };
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
@@ -781,7 +795,7 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &str, highest: bool) -> CmdRes
         }
         let left = cardinality(&mut r, &dk)? - popped.len() as i64;
         write_count(batch, &dk, left)?;
-        Ok(reply_entries(popped, true))
+        Ok(reply_entries(popped, true, protocol))
     })
 }
 
@@ -993,7 +1007,7 @@ fn combined(
 fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
     let mut r = ctx.reads(ctx.read_time());
     let (result, with_scores) = combine(ctx, &mut r, op, 1)?;
-    Ok(reply_entries(result, with_scores))
+    Ok(reply_entries(result, with_scores, ctx.session.protocol))
 }
 
 /// ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces whatever is at argument 1 (an
