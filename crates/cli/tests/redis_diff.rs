@@ -1149,28 +1149,37 @@ fn run_transaction(pair: &mut Pair, rng: &mut Rng, now: u64, step: usize) {
 /// every read must still see the writes just before it in the same pipeline.
 #[test]
 fn random_pipelines_match_redis() {
-    run_seeds("pipelines", false, |pair, rng, now, ops| {
-        let mut step = 1;
-        while step <= ops && pair.mismatches.len() < MAX_MISMATCHES {
-            let len = 1 + rng.below(16);
-            let mut batch = Vec::with_capacity(len);
-            while batch.len() < len {
-                // Runs of SET and MSET share one batch in docdb: make them common.
-                let op = if rng.chance(30) {
-                    blind_write_op(rng)
-                } else {
-                    random_op(rng, now)
-                };
-                if op.special != Special::None {
-                    // SPOP's pick and SCAN's cursor loop need commands between replies.
-                    continue;
-                }
-                batch.push(op);
+    run_seeds("pipelines", false, random_pipelines);
+}
+
+/// The same over RESP3: a batch's replies, blind-write runs included, in the connection's
+/// protocol.
+#[test]
+fn random_pipelines_match_redis_over_resp3() {
+    run_seeds("pipelines over RESP3", true, random_pipelines);
+}
+
+fn random_pipelines(pair: &mut Pair, rng: &mut Rng, now: u64, ops: usize) {
+    let mut step = 1;
+    while step <= ops && pair.mismatches.len() < MAX_MISMATCHES {
+        let len = 1 + rng.below(16);
+        let mut batch = Vec::with_capacity(len);
+        while batch.len() < len {
+            // Runs of SET and MSET share one batch in docdb: make them common.
+            let op = if rng.chance(30) {
+                blind_write_op(rng)
+            } else {
+                random_op(rng, now)
+            };
+            if op.special != Special::None {
+                // SPOP's pick and SCAN's cursor loop need commands between replies.
+                continue;
             }
-            pair.run_pipeline(step, &batch);
-            step += len;
+            batch.push(op);
         }
-    });
+        pair.run_pipeline(step, &batch);
+        step += len;
+    }
 }
 
 /// Runs fixed commands on both servers in lock step, sleeping where a step says so.
