@@ -1,4 +1,5 @@
-//! Blocking pops (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX) against a real
+//! Blocking pops (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX, BLMPOP, BZMPOP)
+//! against a real
 //! `redis-server`: the same multi-client scripts run on both, and the transcripts (every
 //! reply, and every "still blocked" check) must be equal.
 //!
@@ -296,6 +297,34 @@ fn blocked_clients_are_served_as_redis_serves_them() {
                 Call(1, "RPUSH src x"),
                 Reply(0),
                 Call(1, "LRANGE src 0 -1"),
+            ],
+        ),
+        (
+            "BLMPOP and BZMPOP are served from the key written, with their COUNT",
+            &[
+                Send(0, "BLMPOP 0 2 a b RIGHT COUNT 2"),
+                Blocked(0),
+                Call(1, "RPUSH b x y z"),
+                Reply(0),
+                Call(1, "LRANGE b 0 -1"),
+                Send(0, "BZMPOP 0 2 z1 z2 MAX COUNT 5"),
+                Blocked(0),
+                Call(1, "ZADD z2 1 m 2 n"),
+                Reply(0),
+                Call(1, "EXISTS z2"),
+                Call(0, "BLMPOP 0 1 k SIDEWAYS"),
+                Call(0, "BZMPOP 0 0 k MIN"),
+            ],
+        ),
+        (
+            "BLMPOP and BZMPOP time out with a null",
+            &[
+                Send(0, "BLMPOP 1 1 k LEFT"),
+                Blocked(0),
+                Reply(0),
+                Send(0, "BZMPOP 1 1 z MIN COUNT 2"),
+                Blocked(0),
+                Reply(0),
             ],
         ),
         (

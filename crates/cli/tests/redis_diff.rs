@@ -395,7 +395,8 @@ fn zset_op(rng: &mut Rng) -> Op {
     let k = key(rng, ZSETS);
     let m = rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(24) {
+    match rng.below(25) {
+        24 => exact(multi_pop_args(rng, "ZMPOP", ZSETS, ["MIN", "MAX"])),
         0..=2 => exact(zadd_args(rng, k)),
         22 | 23 => exact(combine_args(rng, k)),
         17 => exact(args!["ZMSCORE", k, m, rng.pick(MEMBERS)]),
@@ -596,7 +597,8 @@ fn list_op(rng: &mut Rng) -> Op {
     let k = key(rng, LISTS);
     let v = rng.pick(LIST_VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(16) {
+    match rng.below(17) {
+        16 => exact(multi_pop_args(rng, "LMPOP", LISTS, ["LEFT", "RIGHT"])),
         14 | 15 => exact(lpos_args(rng, k)),
         11 => exact(args!["LTRIM", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
         12 => exact(args!["RPOPLPUSH", k, key(rng, LISTS)]),
@@ -626,6 +628,36 @@ fn list_op(rng: &mut Rng) -> Op {
         9 => exact(args!["LSET", k, rng.pick(INDEXES), v]),
         _ => exact(args!["LREM", k, rng.pick(&["0", "1", "-1", "2", "-2"]), v]),
     }
+}
+
+/// LMPOP or ZMPOP: `numkeys key... END [COUNT n]`, keys mostly of the right type, now and
+/// then a wrong count of keys, a bad end word or a bad COUNT.
+fn multi_pop_args(rng: &mut Rng, name: &str, pool: &[&str], ends: [&str; 2]) -> Vec<String> {
+    let keys = 1 + rng.below(3);
+    let mut args = args![name, keys.to_string()];
+    for _ in 0..keys {
+        let k = if rng.chance(10) {
+            rng.pick(ALL_KEYS).to_string()
+        } else {
+            key(rng, pool)
+        };
+        args.push(k);
+    }
+    args.push(
+        rng.pick(&[ends[0], ends[1], &ends[0].to_lowercase()])
+            .into(),
+    );
+    if rng.chance(50) {
+        args.extend(args!["COUNT", rng.pick(&["1", "2", "10", "0", "-1", "x"])]);
+    }
+    if rng.chance(10) {
+        match rng.below(3) {
+            0 => args[1] = rng.pick(&["0", "-1", "9", "x"]).into(),
+            1 => args.push(rng.pick(&["COUNT", "BOGUS", ends[1]]).into()),
+            _ => args.insert(2 + keys, "SIDEWAYS".into()),
+        }
+    }
+    args
 }
 
 fn lpos_args(rng: &mut Rng, k: String) -> Vec<String> {

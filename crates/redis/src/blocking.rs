@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
-use crate::frame::Frame;
+use crate::frame::{Frame, Protocol};
 use crate::session::Session;
 use crate::store::DbId;
 
@@ -40,6 +40,8 @@ pub struct Waiter {
     pub db: DbId,
     /// See [`crate::session::Session::db_name`].
     pub db_name: String,
+    /// The client's reply protocol (replies are built for it).
+    pub protocol: Protocol,
     /// The blocking command, as sent.
     pub request: Vec<Vec<u8>>,
     /// The keys whose writes may serve it (a move's source; every key of a pop).
@@ -116,6 +118,7 @@ impl Blocked<'_> {
             addr: session.addr,
             db: session.db,
             db_name: session.db_name.clone(),
+            protocol: session.protocol,
             request,
             keys,
             reply: Mutex::new(Some(tx)),

@@ -1,7 +1,7 @@
-//! Blocking pops: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX.
+//! Blocking pops: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX, BLMPOP, BZMPOP.
 //!
-//! Each first tries its non-blocking form (LPOP, RPOP, RPOPLPUSH, LMOVE, ZPOPMIN, ZPOPMAX)
-//! on its keys in order. When all are empty the client blocks (see [`crate::blocking`]),
+//! Each first tries its non-blocking form (LPOP, RPOP, RPOPLPUSH, LMOVE, ZPOPMIN, ZPOPMAX,
+//! LMPOP, ZMPOP) on its keys in order. When all are empty the client blocks (see [`crate::blocking`]),
 //! unless it runs inside EXEC, where Redis answers at once as if the timeout had passed.
 //! After every write command the connection that ran it serves the clients blocked on the
 //! keys it names ([`serve_after`]).
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use engine::Engine;
 
-use super::{Ctx, Spec, WRITE, is, spec};
+use super::{Ctx, MultiPop, Spec, WRITE, is, spec};
 use crate::blocking::Served;
 use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
@@ -28,7 +28,19 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("blmove", 6, WRITE, 1, blocking),
         spec("bzpopmin", -3, WRITE, 1, blocking),
         spec("bzpopmax", -3, WRITE, 1, blocking),
+        spec("blmpop", -5, WRITE, 3, blocking),
+        spec("bzmpop", -5, WRITE, 3, blocking),
     ]
+}
+
+/// BLMPOP and BZMPOP: `timeout numkeys key... END [COUNT n]`.
+fn multi_pop(request: &[Vec<u8>]) -> Option<CmdResult<MultiPop>> {
+    let ends = match &request[0] {
+        name if is(name, "blmpop") => ["left", "right"],
+        name if is(name, "bzmpop") => ["min", "max"],
+        _ => return None,
+    };
+    Some(MultiPop::parse(request, 2, ends))
 }
 
 /// The timeout argument (seconds, fractions allowed) as Redis 7.0 reads it: `None` waits
@@ -45,16 +57,25 @@ fn timeout_arg(arg: &[u8]) -> CmdResult<Option<Duration>> {
 }
 
 /// The keys a blocking request waits on: a move's source, or every key of a pop.
-fn waited_keys(request: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    if is(&request[0], "brpoplpush") || is(&request[0], "blmove") {
-        vec![request[1].clone()]
-    } else {
-        request[1..request.len() - 1].to_vec()
+fn waited_keys(request: &[Vec<u8>]) -> CmdResult<Vec<Vec<u8>>> {
+    if let Some(args) = multi_pop(request) {
+        return Ok(request[args?.keys].to_vec());
     }
+    Ok(
+        if is(&request[0], "brpoplpush") || is(&request[0], "blmove") {
+            vec![request[1].clone()]
+        } else {
+            request[1..request.len() - 1].to_vec()
+        },
+    )
 }
 
 fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let timeout = timeout_arg(&ctx.args[ctx.args.len() - 1])?;
+    let timeout_at = match multi_pop(ctx.args) {
+        Some(_) => 1,
+        None => ctx.args.len() - 1,
+    };
+    let timeout = timeout_arg(&ctx.args[timeout_at])?;
     if is(ctx.arg(0), "blmove") {
         for side in &ctx.args[3..5] {
             if !is(side, "left") && !is(side, "right") {
@@ -62,7 +83,7 @@ fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             }
         }
     }
-    let keys = waited_keys(ctx.args);
+    let keys = waited_keys(ctx.args)?;
     let (core, iters, request) = (ctx.core, ctx.iters, ctx.args);
     let session = &mut *ctx.session;
     // Under the writer lock: a push either lands before this attempt or serves the block.
@@ -99,6 +120,18 @@ fn attempt<'c, E: Engine>(
     keys: &[Vec<u8>],
 ) -> CmdResult<Option<Frame>> {
     let name = &request[0];
+    if let Some(args) = multi_pop(request) {
+        // LMPOP or ZMPOP on the keys given, with the request's end and count.
+        let args = args?;
+        let mut inner = vec![name[1..].to_vec(), keys.len().to_string().into_bytes()];
+        inner.extend(keys.iter().cloned());
+        inner.push(request[args.keys.end].clone());
+        inner.extend([b"count".to_vec(), args.count.to_string().into_bytes()]);
+        return Ok(match call(core, session, iters, &inner)? {
+            Frame::NullArray => None,
+            reply => Some(reply),
+        });
+    }
     if is(name, "brpoplpush") || is(name, "blmove") {
         let inner: Vec<Vec<u8>> = if is(name, "blmove") {
             [
@@ -232,6 +265,7 @@ fn waiter_session(waiter: &crate::blocking::Waiter) -> Session {
     let mut session = Session::new(waiter.client, waiter.addr, push);
     session.db = waiter.db;
     session.db_name = waiter.db_name.clone();
+    session.protocol = waiter.protocol;
     session.authenticated = true;
     session
 }

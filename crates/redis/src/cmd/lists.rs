@@ -13,7 +13,7 @@ use engine::Engine;
 use super::hashes::{ensure_root, leaf_bytes};
 use super::strings::normalize_range;
 use super::zsets::write_count;
-use super::{Ctx, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
+use super::{Ctx, MultiPop, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::int_arg;
@@ -34,6 +34,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("ltrim", 4, WRITE, 1, ltrim),
         spec("lmove", 5, WRITE, 1, lmove),
         spec("rpoplpush", 3, WRITE, 1, |c| move_element(c, true, true)),
+        spec("lmpop", -4, WRITE, 2, lmpop),
     ]
 }
 
@@ -143,33 +144,69 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, '_, E>, from_back: bool) -> CmdResult<Frame>
     let store = ctx.store();
     store.write(|batch, ht| {
         let mut r = ctx.reads(ht);
-        if r.typed(&dk, RedisType::List)?.is_none() {
-            return Ok(match count {
-                Some(_) => Frame::NullArray,
-                None => Frame::Null,
+        if count == Some(0) {
+            return Ok(match r.typed(&dk, RedisType::List)? {
+                Some(_) => Frame::Array(Vec::new()),
+                None => Frame::NullArray,
             });
         }
-        let wanted = count.unwrap_or(1);
-        if wanted == 0 {
-            return Ok(Frame::Array(Vec::new()));
+        let popped = pop_in(store, &mut r, batch, &dk, from_back, count.unwrap_or(1))?;
+        Ok(match (popped, count) {
+            (None, Some(_)) => Frame::NullArray,
+            (None, None) => Frame::Null,
+            (Some(values), Some(_)) => bulk_array(values),
+            (Some(values), None) => values.into_iter().next().map_or(Frame::Null, Frame::Bulk),
+        })
+    })
+}
+
+/// Pops up to `count` (at least 1) elements from one end of the list at `dk`: `None` when
+/// there is no list there.
+fn pop_in<E: Engine>(
+    store: &Store<E>,
+    r: &mut Reads<'_, '_, E>,
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    from_back: bool,
+    count: usize,
+) -> CmdResult<Option<Vec<Vec<u8>>>> {
+    if r.typed(dk, RedisType::List)?.is_none() {
+        return Ok(None);
+    }
+    let popped = elements(store, r, dk, from_back, Some(count), true)?;
+    let left = length(r, dk)? - popped.len() as i64;
+    remove_elements(batch, dk, popped.iter().map(|(i, _)| *i))?;
+    write_count(batch, dk, left)?;
+    if let Some((last, _)) = popped.last() {
+        let (low, high) = store.list_bounds(dk);
+        if from_back {
+            store.set_list_bounds(dk, low, last.saturating_sub(1));
+        } else {
+            store.set_list_bounds(dk, last.saturating_add(1), high);
         }
-        let popped = elements(store, &mut r, &dk, from_back, Some(wanted), true)?;
-        let left = length(&mut r, &dk)? - popped.len() as i64;
-        remove_elements(batch, &dk, popped.iter().map(|(i, _)| *i))?;
-        write_count(batch, &dk, left)?;
-        if let Some((last, _)) = popped.last() {
-            let (low, high) = store.list_bounds(&dk);
-            if from_back {
-                store.set_list_bounds(&dk, low, last.saturating_sub(1));
-            } else {
-                store.set_list_bounds(&dk, last.saturating_add(1), high);
+    }
+    Ok(Some(
+        popped.iter().map(|(_, doc)| leaf_bytes(doc)).collect(),
+    ))
+}
+
+/// LMPOP: `numkeys key... LEFT|RIGHT [COUNT n]` pops from the first key holding a list;
+/// replies with that key and the elements, or a null array.
+fn lmpop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let args = MultiPop::parse(ctx.args, 1, ["left", "right"])?;
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        for i in args.keys.clone() {
+            let dk = ctx.key(i);
+            if let Some(values) = pop_in(store, &mut r, batch, &dk, args.second, args.count)? {
+                return Ok(Frame::Array(vec![
+                    Frame::Bulk(ctx.arg(i).to_vec()),
+                    bulk_array(values),
+                ]));
             }
         }
-        let values: Vec<Vec<u8>> = popped.iter().map(|(_, doc)| leaf_bytes(doc)).collect();
-        Ok(match count {
-            Some(_) => bulk_array(values),
-            None => values.into_iter().next().map_or(Frame::Null, Frame::Bulk),
-        })
+        Ok(Frame::NullArray)
     })
 }
 

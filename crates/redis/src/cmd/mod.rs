@@ -467,6 +467,55 @@ pub fn pop_count<E: Engine>(
     usize::try_from(n).map(Some).map_err(|_| out_of_range())
 }
 
+/// The arguments of LMPOP and ZMPOP (and their blocking forms after the timeout):
+/// `numkeys key... END [COUNT count]`, checked as Redis 7.0 checks them.
+pub struct MultiPop {
+    /// The positions of the keys in the request.
+    pub keys: std::ops::Range<usize>,
+    /// The second of the two ends was named (RIGHT, MAX).
+    pub second: bool,
+    /// How many to pop (1 without COUNT).
+    pub count: usize,
+}
+
+impl MultiPop {
+    /// Parses `args` whose numkeys is at `numkeys_at`; `ends` are the two end words.
+    pub fn parse(args: &[Vec<u8>], numkeys_at: usize, ends: [&str; 2]) -> CmdResult<Self> {
+        let positive = |arg: &[u8], what: &str| {
+            crate::number::int_arg(arg)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| CmdError::err(format!("{what} should be greater than 0")))
+        };
+        let numkeys = positive(&args[numkeys_at], "numkeys")?;
+        let first_key = numkeys_at + 1;
+        let end_at = usize::try_from(numkeys)
+            .ok()
+            .and_then(|n| first_key.checked_add(n))
+            .filter(|&at| at < args.len())
+            .ok_or(CmdError::Syntax)?;
+        let second = match &args[end_at] {
+            end if is(end, ends[0]) => false,
+            end if is(end, ends[1]) => true,
+            _ => return Err(CmdError::Syntax),
+        };
+        let mut count = None;
+        let mut i = end_at + 1;
+        while i < args.len() {
+            if count.is_some() || !is(&args[i], "count") || i + 1 == args.len() {
+                return Err(CmdError::Syntax);
+            }
+            count = Some(positive(&args[i + 1], "count")?);
+            i += 2;
+        }
+        Ok(MultiPop {
+            keys: first_key..end_at,
+            second,
+            count: count.map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        })
+    }
+}
+
 /// Bulk replies for optional values.
 pub fn bulk_or_null(value: Option<Vec<u8>>) -> Frame {
     value.map_or(Frame::Null, Frame::Bulk)

@@ -3,19 +3,22 @@
 
 use std::collections::HashMap;
 
-use docdb::SubDocument;
 use docdb::reader::ChildRange;
+use docdb::{DocWriteBatch, SubDocument};
 use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
 use engine::Engine;
 
 use super::hashes::{ensure_root, scan_collection};
 use super::strings::normalize_range;
-use super::{Ctx, READONLY, Spec, WRITE, is, spec, wrong_arity};
+use super::{Ctx, MultiPop, READONLY, Spec, WRITE, is, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
 use crate::number::{float_arg, format_double, int_arg, parse_f64};
 use crate::store::{self, Reads, RedisType};
+
+/// (score, member) pairs.
+type Scored = Vec<(f64, Vec<u8>)>;
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -58,6 +61,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zscan", -3, READONLY, 1, zscan),
         spec("zpopmin", -2, WRITE, 1, |c| pop(c, "zpopmin", false)),
         spec("zpopmax", -2, WRITE, 1, |c| pop(c, "zpopmax", true)),
+        spec("zmpop", -4, WRITE, 2, zmpop),
         spec("zrevrangebyscore", -4, READONLY, 1, |c| {
             range_generic(c, Some(RangeBy::Score), Some(true))
         }),
@@ -147,10 +151,7 @@ struct ZaddFlags {
     incr: bool,
 }
 
-/// Scores and members to add, in order.
-type Pairs = Vec<(f64, Vec<u8>)>;
-
-fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Pairs)> {
+fn parse_zadd(args: &[Vec<u8>]) -> CmdResult<(ZaddFlags, Scored)> {
     let mut flags = ZaddFlags::default();
     let mut i = 0;
     while i < args.len() {
@@ -210,7 +211,7 @@ fn zincrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 fn zadd_pairs<E: Engine>(
     ctx: &mut Ctx<'_, '_, E>,
     flags: &ZaddFlags,
-    pairs: Pairs,
+    pairs: Scored,
 ) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     let store = ctx.store();
@@ -353,7 +354,7 @@ fn entries<E: Engine>(
     r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     range: &ChildRange,
-) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+) -> CmdResult<Scored> {
     let index = store::path(dk, &[KeyEntryValue::SsForward]);
     let mut out = Vec::new();
     for (score, members) in r.children(&index, range)? {
@@ -378,16 +379,36 @@ fn entries<E: Engine>(
     Ok(out)
 }
 
-/// Members, with their scores if `with_scores`: after each member in RESP2, paired with it
-/// in a two-element array in RESP3 (as Redis 7 replies).
-fn reply_entries(entries: Vec<(f64, Vec<u8>)>, with_scores: bool, protocol: Protocol) -> Frame {
-    let mut out = Vec::with_capacity(entries.len() * if with_scores { 2 } else { 1 });
+/// How a reply lists members' scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scores {
+    /// Members only.
+    Omitted,
+    /// Each member followed by its score.
+    Flat,
+    /// Each member and its score in a two-element array.
+    Paired,
+}
+
+impl Scores {
+    /// WITHSCORES: flat in RESP2, paired in RESP3 (as Redis 7 replies).
+    fn with_scores(wanted: bool, protocol: Protocol) -> Scores {
+        match (wanted, protocol) {
+            (false, _) => Scores::Omitted,
+            (true, Protocol::Resp2) => Scores::Flat,
+            (true, Protocol::Resp3) => Scores::Paired,
+        }
+    }
+}
+
+fn reply_entries(entries: Scored, scores: Scores) -> Frame {
+    let mut out = Vec::with_capacity(entries.len() * if scores == Scores::Flat { 2 } else { 1 });
     for (score, member) in entries {
         let member = Frame::Bulk(member);
-        match (with_scores, protocol) {
-            (false, _) => out.push(member),
-            (true, Protocol::Resp2) => out.extend([member, Frame::Double(score)]),
-            (true, Protocol::Resp3) => out.push(Frame::Array(vec![member, Frame::Double(score)])),
+        match scores {
+            Scores::Omitted => out.push(member),
+            Scores::Flat => out.extend([member, Frame::Double(score)]),
+            Scores::Paired => out.push(Frame::Array(vec![member, Frame::Double(score)])),
         }
     }
     Frame::Array(out)
@@ -401,7 +422,7 @@ fn ranked<E: Engine>(
     start: i64,
     stop: i64,
     reverse: bool,
-) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+) -> CmdResult<Scored> {
     if r.typed(dk, RedisType::SortedSet)?.is_none() {
         return Ok(Vec::new());
     }
@@ -457,7 +478,7 @@ fn by_score<E: Engine>(
     range: &ScoreRange,
     reverse: bool,
     (offset, count): (usize, Option<usize>),
-) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+) -> CmdResult<Scored> {
     let (min, max) = (range.min.0, range.max.0);
     if r.typed(dk, RedisType::SortedSet)?.is_none() || min > max {
         return Ok(Vec::new());
@@ -581,11 +602,8 @@ fn range_generic<E: Engine>(
             by_lex(&mut r, &dk, &range, opts.reverse, opts.window())?
         }
     };
-    Ok(reply_entries(
-        selected,
-        opts.with_scores,
-        ctx.session.protocol,
-    ))
+    let scores = Scores::with_scores(opts.with_scores, ctx.session.protocol);
+    Ok(reply_entries(selected, scores))
 }
 
 /// One end of a lex range: `-`, `+`, `[member` (inclusive) or `(member` (exclusive).
@@ -645,7 +663,7 @@ fn by_lex<E: Engine>(
     range: &LexRange,
     reverse: bool,
     (offset, count): (usize, Option<usize>),
-) -> CmdResult<Vec<(f64, Vec<u8>)>> {
+) -> CmdResult<Scored> {
     if r.typed(dk, RedisType::SortedSet)?.is_none() {
         return Ok(Vec::new());
     }
@@ -726,7 +744,7 @@ fn zremrangebyrank<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 /// many (the key goes when none is left).
 fn remove_selected<E: Engine>(
     ctx: &Ctx<'_, '_, E>,
-    select: impl FnOnce(&mut Reads<'_, '_, E>, &[u8]) -> CmdResult<Vec<(f64, Vec<u8>)>>,
+    select: impl FnOnce(&mut Reads<'_, '_, E>, &[u8]) -> CmdResult<Scored>,
 ) -> CmdResult<Frame> {
     let dk = ctx.key(1);
     ctx.store().write(|batch, ht| {
@@ -768,34 +786,67 @@ fn pop<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &str, highest: bool) -> CmdRes
         return Err(wrong_arity(name));
     }
     let given = super::pop_count(ctx, false)?;
-    let count = given.unwrap_or(1);
     // Without a count the member and score come flat in RESP3 too.
-    let protocol = match given {
-        Some(_) => ctx.session.protocol,
-        None => Protocol::Resp2,
+    let scores = match given {
+        Some(_) => Scores::with_scores(true, ctx.session.protocol),
+        None => Scores::Flat,
     };
     let dk = ctx.key(1);
     let store = ctx.store();
     store.write(|batch, ht| {
         let mut r = ctx.reads(ht);
-        if r.typed(&dk, RedisType::SortedSet)?.is_none() || count == 0 {
+        if given == Some(0) {
+            r.typed(&dk, RedisType::SortedSet)?;
             return Ok(Frame::Array(Vec::new()));
         }
-        let range = ChildRange {
-            reverse: highest,
-            limit: Some(count),
-            ..ChildRange::default()
-        };
-        let popped: Vec<_> = entries(&mut r, &dk, &range)?
-            .into_iter()
-            .take(count)
-            .collect();
-        for (score, member) in &popped {
-            remove_member(batch, &dk, *score, member)?;
+        let popped = pop_in(&mut r, batch, &dk, highest, given.unwrap_or(1))?;
+        Ok(reply_entries(popped.unwrap_or_default(), scores))
+    })
+}
+
+/// Removes up to `count` (at least 1) of the lowest (highest) scored members of the sorted
+/// set at `dk`: `None` when there is no sorted set there.
+fn pop_in<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    highest: bool,
+    count: usize,
+) -> CmdResult<Option<Scored>> {
+    if r.typed(dk, RedisType::SortedSet)?.is_none() {
+        return Ok(None);
+    }
+    let range = ChildRange {
+        reverse: highest,
+        limit: Some(count),
+        ..ChildRange::default()
+    };
+    let popped: Vec<_> = entries(r, dk, &range)?.into_iter().take(count).collect();
+    for (score, member) in &popped {
+        remove_member(batch, dk, *score, member)?;
+    }
+    let left = cardinality(r, dk)? - popped.len() as i64;
+    write_count(batch, dk, left)?;
+    Ok(Some(popped))
+}
+
+/// ZMPOP: `numkeys key... MIN|MAX [COUNT n]` pops from the first key holding a sorted set;
+/// replies with that key and member-score pairs (pairs in RESP2 too), or a null array.
+fn zmpop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let args = MultiPop::parse(ctx.args, 1, ["min", "max"])?;
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        for i in args.keys.clone() {
+            let dk = ctx.key(i);
+            if let Some(popped) = pop_in(&mut r, batch, &dk, args.second, args.count)? {
+                return Ok(Frame::Array(vec![
+                    Frame::Bulk(ctx.arg(i).to_vec()),
+                    reply_entries(popped, Scores::Paired),
+                ]));
+            }
         }
-        let left = cardinality(&mut r, &dk)? - popped.len() as i64;
-        write_count(batch, &dk, left)?;
-        Ok(reply_entries(popped, true, protocol))
+        Ok(Frame::NullArray)
     })
 }
 
@@ -839,9 +890,6 @@ impl Aggregate {
         }
     }
 }
-
-/// `(score, member)` pairs in score order.
-type Scored = Vec<(f64, Vec<u8>)>;
 
 /// A source's members and scores (a plain set's members score 1), and the same as a map.
 struct Source {
@@ -949,12 +997,7 @@ fn combine_options(
 /// The combination itself, in Redis's order of work: sources from the smallest (stable,
 /// so equal sizes keep their argument order; it decides how float sums round), a member's
 /// weighted score folded source by source.
-fn combined(
-    sources: &[Source],
-    weights: &[f64],
-    aggregate: Aggregate,
-    op: Combine,
-) -> Vec<(f64, Vec<u8>)> {
+fn combined(sources: &[Source], weights: &[f64], aggregate: Aggregate, op: Combine) -> Scored {
     let weighted = |i: usize, score: f64| {
         let value = weights[i] * score;
         if value.is_nan() { 0.0 } else { value }
@@ -1007,7 +1050,8 @@ fn combined(
 fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
     let mut r = ctx.reads(ctx.read_time());
     let (result, with_scores) = combine(ctx, &mut r, op, 1)?;
-    Ok(reply_entries(result, with_scores, ctx.session.protocol))
+    let scores = Scores::with_scores(with_scores, ctx.session.protocol);
+    Ok(reply_entries(result, scores))
 }
 
 /// ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: the result replaces whatever is at argument 1 (an
