@@ -1520,6 +1520,12 @@ fn zset_combinations_match_redis() {
             EXACT,
         ),
         Run(&["ZDIFF", "2", "a", "b", "WITHSCORES"], EXACT),
+        // -0 is stored and replied as 0.
+        Run(&["ZADD", "negzero", "-0", "m"], EXACT),
+        Run(&["ZSCORE", "negzero", "m"], EXACT),
+        Run(&["ZINCRBY", "negzero", "-0", "m"], EXACT),
+        Run(&["ZADD", "negzero", "INCR", "-0", "new"], EXACT),
+        Run(&["ZRANGE", "negzero", "0", "-1", "WITHSCORES"], EXACT),
         // 0 × a negative score is -0, which orders as 0: by member.
         Run(&["ZADD", "n", "-2", "m4", "0", "m2"], EXACT),
         Run(

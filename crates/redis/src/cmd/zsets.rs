@@ -240,21 +240,21 @@ fn zadd_pairs<E: Engine>(
             if (flags.nx && old.is_some()) || (flags.xx && old.is_none()) {
                 continue;
             }
-            let new = if flags.incr {
-                let sum = old.unwrap_or(0.0) + score;
-                if sum.is_nan() {
-                    return Err(CmdError::err("resulting score is not a number (NaN)"));
-                }
-                sum
-            } else {
-                score
+            let new = match old {
+                Some(old) if flags.incr => old + score,
+                _ => score,
             };
+            if new.is_nan() {
+                return Err(CmdError::err("resulting score is not a number (NaN)"));
+            }
             if let Some(old) = old
                 && ((flags.gt && new <= old) || (flags.lt && new >= old))
             {
                 continue;
             }
+            // The reply is the sum as computed, but -0 is stored as 0, as Redis stores it.
             incr_result = Some(new);
+            let new = if new == 0.0 { 0.0 } else { new };
             match old {
                 Some(old) if old == new => {}
                 Some(old) => {
