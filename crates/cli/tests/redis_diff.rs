@@ -597,8 +597,15 @@ fn list_op(rng: &mut Rng) -> Op {
     let k = key(rng, LISTS);
     let v = rng.pick(LIST_VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(17) {
+    match rng.below(19) {
         16 => exact(multi_pop_args(rng, "LMPOP", LISTS, ["LEFT", "RIGHT"])),
+        17 | 18 => exact(args![
+            "LINSERT",
+            k,
+            rng.pick(&["BEFORE", "AFTER", "after", "AROUND"]),
+            rng.pick(LIST_VALUES),
+            v
+        ]),
         14 | 15 => exact(lpos_args(rng, k)),
         11 => exact(args!["LTRIM", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
         12 => exact(args!["RPOPLPUSH", k, key(rng, LISTS)]),

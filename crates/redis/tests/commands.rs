@@ -589,3 +589,34 @@ fn srandmember_picks_members() {
         Frame::Error(e) if e.contains("out of range")
     ));
 }
+
+/// LINSERT rewrites the shorter side of the insertion point with fresh indexes: the order,
+/// the length and the pops at both ends stay right whichever side moved.
+#[test]
+fn linsert_keeps_order_on_either_side() {
+    let mut f = Fixture::new();
+    let mut model: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+    f.run(&format!("RPUSH l {}", model.join(" ")));
+    for (command, pivot, element) in [
+        ("BEFORE", "30", "x"), // the head is shorter: it moves
+        ("AFTER", "80", "y"),  // the tail is shorter: it moves
+        ("AFTER", "x", "z"),
+        ("BEFORE", "1", "first"),
+        ("AFTER", "100", "last"),
+    ] {
+        let at = model
+            .iter()
+            .position(|v| v == pivot)
+            .expect("pivot in model");
+        model.insert(at + usize::from(command == "AFTER"), element.to_string());
+        let reply = f.run(&format!("LINSERT l {command} {pivot} {element}"));
+        assert_eq!(reply, int(model.len() as i64), "LINSERT {command} {pivot}");
+    }
+    let expected: Vec<&str> = model.iter().map(String::as_str).collect();
+    assert_eq!(f.run("LRANGE l 0 -1"), array(&expected));
+    assert_eq!(f.run("LLEN l"), int(model.len() as i64));
+    assert_eq!(f.run("LINSERT l BEFORE nope v"), int(-1));
+    assert_eq!(f.run("LINSERT missing BEFORE 1 v"), int(0));
+    assert_eq!(f.run("LPOP l"), bulk("first"));
+    assert_eq!(f.run("RPOP l"), bulk("last"));
+}

@@ -35,6 +35,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("lmove", 5, WRITE, 1, lmove),
         spec("rpoplpush", 3, WRITE, 1, |c| move_element(c, true, true)),
         spec("lmpop", -4, WRITE, 2, lmpop),
+        spec("linsert", 5, WRITE, 1, linsert),
     ]
 }
 
@@ -454,6 +455,51 @@ fn lrem<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         remove_elements(batch, &dk, doomed.iter().copied())?;
         write_count(batch, &dk, left)?;
         Ok(Frame::Integer(doomed.len() as i64))
+    })
+}
+
+/// LINSERT: `key BEFORE|AFTER pivot element` puts `element` next to the first `pivot` from
+/// the head; replies with the new length, -1 without the pivot, 0 without the list.
+///
+/// Array indexes leave no room between two elements, so the shorter side of the insertion
+/// point moves: its elements are deleted and written again, with the new element, as a
+/// block of fresh indexes appended (or prepended) past every other. That is O(min(before,
+/// after)) writes, on top of the O(n) read that finds the pivot, as Redis's LINSERT is O(n).
+fn linsert<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let after = match ctx.arg(2) {
+        w if is(w, "after") => true,
+        w if is(w, "before") => false,
+        _ => return Err(CmdError::Syntax),
+    };
+    let (pivot, element) = (ctx.arg(3).to_vec(), ctx.arg(4).to_vec());
+    let dk = ctx.key(1);
+    let store = ctx.store();
+    store.write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        if r.typed(&dk, RedisType::List)?.is_none() {
+            return Ok(Frame::Integer(0));
+        }
+        let all = elements(store, &mut r, &dk, false, None, true)?;
+        let Some(at) = all.iter().position(|(_, doc)| leaf_bytes(doc) == pivot) else {
+            return Ok(Frame::Integer(-1));
+        };
+        let split = at + usize::from(after);
+        let (head, tail) = all.split_at(split);
+        let element = PrimitiveValue::String(element);
+        let value = |(_, doc): &(i64, SubDocument)| PrimitiveValue::String(leaf_bytes(doc));
+        let (moved, block, prepend) = if tail.len() <= head.len() {
+            let block = std::iter::once(element).chain(tail.iter().map(value));
+            (tail, block.collect::<Vec<_>>(), false)
+        } else {
+            let block = head.iter().map(value).chain(std::iter::once(element));
+            (head, block.collect::<Vec<_>>(), true)
+        };
+        remove_elements(batch, &dk, moved.iter().map(|(i, _)| *i))?;
+        let (low, high) = batch.push_list(&dk, &block, None, prepend)?;
+        store.widen_list_bounds(&dk, low, high);
+        let len = length(&mut r, &dk)? + 1;
+        write_count(batch, &dk, len)?;
+        Ok(Frame::Integer(len))
     })
 }
 
