@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use docdb_redis::Frame;
-use docdb_redis::testkit::{ChildGuard, RespClient, free_port, wait_ready};
+use docdb_redis::testkit::{ChildGuard, RespClient, free_port, start_docdb, wait_ready};
 
 fn docdb() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_docdb"))
@@ -191,21 +191,11 @@ fn prometheus_endpoint_reports_commands_connections_and_storage() {
     assert!(http_get(loopback(metrics_port), "/other").starts_with("HTTP/1.1 404"));
 }
 
+/// A server over `dir` on a free port (another port if one is taken meanwhile).
 fn server_in(dir: &Path) -> (ChildGuard, SocketAddr) {
-    let port = free_port();
-    let guard = start(
-        &[
-            "--data-dir",
-            dir.to_str().expect("path"),
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--metrics-listen",
-            "off",
-        ],
-        &[],
-        loopback(port),
-    );
-    (guard, loopback(port))
+    let guard = start_docdb(docdb(), dir, &[]).expect("docdb serve starts");
+    let addr = guard.addr;
+    (guard, addr)
 }
 
 #[test]
