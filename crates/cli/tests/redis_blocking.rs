@@ -1,7 +1,6 @@
 //! Blocking pops (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX, BLMPOP, BZMPOP)
-//! against a real
-//! `redis-server`: the same multi-client scripts run on both, and the transcripts (every
-//! reply, and every "still blocked" check) must be equal.
+//! against a real `redis-server`: the same multi-client scripts run on both, and the
+//! transcripts (every reply, and every "still blocked" check) must be equal.
 //!
 //! A script is a list of steps on numbered connections: send a request without reading,
 //! read the next reply, check that no reply arrives for a moment (the client is blocked),

@@ -1,8 +1,9 @@
 //! Blocking pops: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN, BZPOPMAX, BLMPOP, BZMPOP.
 //!
 //! Each first tries its non-blocking form (LPOP, RPOP, RPOPLPUSH, LMOVE, ZPOPMIN, ZPOPMAX,
-//! LMPOP, ZMPOP) on its keys in order. When all are empty the client blocks (see [`crate::blocking`]),
-//! unless it runs inside EXEC, where Redis answers at once as if the timeout had passed.
+//! LMPOP, ZMPOP) on its keys in order. When all are empty the client blocks (see
+//! [`crate::blocking`]), unless it runs inside EXEC, where Redis answers at once as if the
+//! timeout had passed.
 //! After every write command the connection that ran it serves the clients blocked on the
 //! keys it names ([`serve_after`]).
 
