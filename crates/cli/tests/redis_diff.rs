@@ -1222,7 +1222,12 @@ fn random_pipelines(pair: &mut Pair, rng: &mut Rng, now: u64, ops: usize) {
 }
 
 /// Runs fixed commands on both servers in lock step, sleeping where a step says so.
-fn lockstep(pair: &mut Pair, script: &[Step]) {
+/// Starts a redis-server and a docdb, runs `script` on both in lock step, and fails with
+/// every mismatch.
+fn lockstep(script: &[Step]) {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let mut pair = Pair::new(&redis, &docdb, 0);
     for (i, step) in script.iter().enumerate() {
         match step {
             Step::Sleep(ms) => std::thread::sleep(Duration::from_millis(*ms)),
@@ -1234,6 +1239,7 @@ fn lockstep(pair: &mut Pair, script: &[Step]) {
             Step::Hello(version) => pair.use_protocol(*version),
         }
     }
+    fail_on_mismatches(&pair.mismatches, "the fixed script");
 }
 
 enum Step {
@@ -1253,9 +1259,6 @@ const EXACT: Cmp = Cmp::Exact;
 /// type, TTL-clearing and TTL-keeping writes behave as in Redis, RENAME carries the TTL.
 #[test]
 fn expiry_after_sleeping_matches_redis() {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let mut pair = Pair::new(&redis, &docdb, 0);
     let script = [
         Run(&["SET", "e1", "v", "EX", "1"], EXACT),
         Run(&["SET", "e2", "v", "PX", "1500"], EXACT),
@@ -1331,8 +1334,7 @@ fn expiry_after_sleeping_matches_redis() {
         Run(&["RENAME", "e5", "e7"], EXACT),
         Run(&["DBSIZE"], EXACT),
     ];
-    lockstep(&mut pair, &script);
-    fail_on_mismatches(&pair.mismatches, "deterministic script");
+    lockstep(&script);
 }
 
 /// Floating-point replies must be formatted exactly as Redis formats them (INCRBYFLOAT with
@@ -1342,9 +1344,6 @@ fn expiry_after_sleeping_matches_redis() {
 /// for a large (skiplist) one.
 #[test]
 fn float_formatting_matches_redis() {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let mut pair = Pair::new(&redis, &docdb, 0);
     let script = [
         Run(&["INCRBYFLOAT", "f", "0.1"], EXACT),
         Run(&["INCRBYFLOAT", "f", "0.1"], EXACT),
@@ -1387,17 +1386,13 @@ fn float_formatting_matches_redis() {
         Run(&["ZADD", "z", "INCR", "+inf", "i"], EXACT),
         Run(&["ZADD", "z", "INCR", "-inf", "i"], EXACT),
     ];
-    lockstep(&mut pair, &script);
-    fail_on_mismatches(&pair.mismatches, "deterministic script");
+    lockstep(&script);
 }
 
 /// RENAME of every type, then updates and reads of the renamed value (and of what the
 /// rename replaced): the moved value must behave exactly like one written in place.
 #[test]
 fn rename_then_update_matches_redis() {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let mut pair = Pair::new(&redis, &docdb, 0);
     let script = [
         Run(&["ZADD", "z1", "1", "a", "2", "b", "3", "c"], EXACT),
         Run(&["ZADD", "z2", "-1", "old"], EXACT),
@@ -1447,17 +1442,13 @@ fn rename_then_update_matches_redis() {
         Run(&["ZRANGE", "h2", "0", "-1", "WITHSCORES"], EXACT),
         Run(&["KEYS", "*"], Cmp::Unordered),
     ];
-    lockstep(&mut pair, &script);
-    fail_on_mismatches(&pair.mismatches, "deterministic script");
+    lockstep(&script);
 }
 
 /// GETEX's expiry changes, read back with TTL and PTTL: set, replaced, persisted, and a time
 /// in the past deleting the key.
 #[test]
 fn getex_changes_the_ttl_as_redis_does() {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let mut pair = Pair::new(&redis, &docdb, 0);
     let script = [
         Run(&["SET", "k", "v", "EX", "100"], EXACT),
         Run(&["GETEX", "k"], EXACT),
@@ -1474,17 +1465,13 @@ fn getex_changes_the_ttl_as_redis_does() {
         Run(&["EXISTS", "k"], EXACT),
         Run(&["GETEX", "k", "PERSIST"], EXACT),
     ];
-    lockstep(&mut pair, &script);
-    fail_on_mismatches(&pair.mismatches, "getex_changes_the_ttl_as_redis_does");
+    lockstep(&script);
 }
 
 /// ZUNION, ZINTER and ZDIFF over overlapping sorted sets and a plain set, with every
 /// aggregate, weights (infinite ones too: a NaN sum counts 0) and the STORE forms.
 #[test]
 fn zset_combinations_match_redis() {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let mut pair = Pair::new(&redis, &docdb, 0);
     let script = [
         Run(&["ZADD", "a", "1", "x", "2", "y", "0.1", "q"], EXACT),
         Run(&["ZADD", "b", "10", "y", "20", "z", "1.5", "q"], EXACT),
@@ -1563,8 +1550,7 @@ fn zset_combinations_match_redis() {
         Run(&["ZDIFFSTORE", "d", "3", "b", "a", "c"], EXACT),
         Run(&["ZRANGE", "d", "0", "-1", "WITHSCORES"], EXACT),
     ];
-    lockstep(&mut pair, &script);
-    fail_on_mismatches(&pair.mismatches, "zset_combinations_match_redis");
+    lockstep(&script);
 }
 
 /// RESP3 as Redis 7 speaks it: pub/sub confirmations and messages are pushes; any command
@@ -1573,9 +1559,6 @@ fn zset_combinations_match_redis() {
 /// and a switch back to RESP2 on the same connection.
 #[test]
 fn resp3_replies_and_pubsub_match_redis() {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let mut pair = Pair::new(&redis, &docdb, 0);
     let script = [
         Run(&["FLUSHALL"], EXACT),
         Run(&["HELLO", "4"], EXACT),
@@ -1638,6 +1621,5 @@ fn resp3_replies_and_pubsub_match_redis() {
         Run(&["PING"], EXACT),
         Run(&["GET", "k"], EXACT),
     ];
-    lockstep(&mut pair, &script);
-    fail_on_mismatches(&pair.mismatches, "the fixed script");
+    lockstep(&script);
 }

@@ -57,26 +57,27 @@ fn timeout_arg(arg: &[u8]) -> CmdResult<Option<Duration>> {
     Ok((ms > 0.0).then(|| Duration::from_millis(ms as u64)))
 }
 
-/// The keys a blocking request waits on: a move's source, or every key of a pop.
-fn waited_keys(request: &[Vec<u8>]) -> CmdResult<Vec<Vec<u8>>> {
-    if let Some(args) = multi_pop(request) {
-        return Ok(request[args?.keys].to_vec());
+/// The keys a blocking request waits on: a move's source, every key of a pop, or the keys
+/// of a BLMPOP/BZMPOP (`multi`, its parsed arguments).
+fn waited_keys(request: &[Vec<u8>], multi: Option<&MultiPop>) -> Vec<Vec<u8>> {
+    if let Some(multi) = multi {
+        request[multi.keys.clone()].to_vec()
+    } else if is(&request[0], "brpoplpush") || is(&request[0], "blmove") {
+        vec![request[1].clone()]
+    } else {
+        request[1..request.len() - 1].to_vec()
     }
-    Ok(
-        if is(&request[0], "brpoplpush") || is(&request[0], "blmove") {
-            vec![request[1].clone()]
-        } else {
-            request[1..request.len() - 1].to_vec()
-        },
-    )
 }
 
 fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let timeout_at = match multi_pop(ctx.args) {
+    let multi = multi_pop(ctx.args);
+    let timeout_at = match multi {
         Some(_) => 1,
         None => ctx.args.len() - 1,
     };
+    // The timeout is checked first, as in Redis, then the other arguments.
     let timeout = timeout_arg(&ctx.args[timeout_at])?;
+    let multi = multi.transpose()?;
     if is(ctx.arg(0), "blmove") {
         for side in &ctx.args[3..5] {
             if !is(side, "left") && !is(side, "right") {
@@ -84,7 +85,7 @@ fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             }
         }
     }
-    let keys = waited_keys(ctx.args)?;
+    let keys = waited_keys(ctx.args, multi.as_ref());
     let (core, iters, request) = (ctx.core, ctx.iters, ctx.args);
     let session = &mut *ctx.session;
     // Under the writer lock: a push either lands before this attempt or serves the block.
