@@ -12,7 +12,7 @@ use dockv::value::{Ttl, Value};
 use dockv::{DocHybridTime, HybridTime};
 use engine::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
-    EngineIterator, IterOptions, WriteBatch, WriteOptions,
+    EngineIterator, IterOptions, Layered, Overlay, WriteBatch, WriteOp, WriteOptions,
 };
 
 use crate::clock::HybridClock;
@@ -253,12 +253,43 @@ pub struct DocDb<E: Engine> {
     next_write_id: AtomicU32,
     /// Collection roots the `write_now` writer read.
     roots: RootCache,
+    /// The pairs the `write_now` in flight committed, written to the engine as one batch
+    /// when it ends; its reads see them through [`Layered`] iterators.
+    pending: Mutex<Pending>,
+}
+
+/// A `write_now`'s committed pairs that have not landed.
+#[derive(Default)]
+struct Pending {
+    /// In commit order.
+    pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    /// `pairs[..indexed]` by key, for reads; brought up to date when a read asks, so that
+    /// writes that read nothing (a pipeline of SETs) never pay for it.
+    index: Arc<Overlay>,
+    indexed: usize,
+}
+
+impl Pending {
+    /// The pairs by key, if there are any.
+    fn overlay(&mut self) -> Option<Arc<Overlay>> {
+        if self.pairs.is_empty() {
+            return None;
+        }
+        if let Some(new) = self.pairs.get(self.indexed..)
+            && !new.is_empty()
+        {
+            // Copies the map only if a reader still holds it (usually none does by now).
+            Arc::make_mut(&mut self.index).extend(new.iter().cloned());
+            self.indexed = self.pairs.len();
+        }
+        Some(self.index.clone())
+    }
 }
 
 /// Lookups in one document sharing an iterator (see [`DocDb::view`]). The iterator's view
 /// of the engine is fixed when the view is made.
 pub struct DocView<'a, E: Engine> {
-    iter: E::Iter<'a>,
+    iter: Layered<E::Iter<'a>>,
     opts: ReadOptions,
     root: Option<RootLevel>,
     db: &'a DocDb<E>,
@@ -273,7 +304,7 @@ pub struct DocView<'a, E: Engine> {
 impl<'a, E: Engine> DocView<'a, E> {
     /// The view's engine iterator, for [`DocDb::view_reusing`].
     pub fn into_iterator(self) -> E::Iter<'a> {
-        self.iter
+        self.iter.into_base()
     }
 
     /// The record visible at the encoded `path` of this document.
@@ -355,6 +386,15 @@ impl<'a, E: Engine> DocView<'a, E> {
     }
 }
 
+/// Discards a `write_now`'s pending writes that did not land (it failed or panicked).
+struct Unlanded<'a, E: Engine>(&'a DocDb<E>);
+
+impl<E: Engine> Drop for Unlanded<'_, E> {
+    fn drop(&mut self) {
+        self.0.discard_pending();
+    }
+}
+
 /// Resets the in-flight marker even if the write closure panics.
 struct InFlight<'a>(&'a AtomicU64);
 
@@ -410,6 +450,7 @@ impl<E: Engine> DocDb<E> {
             in_flight: AtomicU64::new(NO_WRITE),
             next_write_id: AtomicU32::new(0),
             roots: RootCache::default(),
+            pending: Mutex::new(Pending::default()),
         };
         db.sync_policy();
         Ok(db)
@@ -506,7 +547,7 @@ impl<E: Engine> DocDb<E> {
     /// A view on `iter`, made (or re-aimed) after the root cache counted `commits_before`.
     fn view_on<'a>(
         &'a self,
-        iter: E::Iter<'a>,
+        iter: Layered<E::Iter<'a>>,
         doc_key: &[u8],
         opts: ReadOptions,
         commits_before: u64,
@@ -543,6 +584,7 @@ impl<E: Engine> DocDb<E> {
         upper.extend_from_slice(doc_key);
         upper.push(0xFF);
         iter.reset(Some(doc_key), Some(&upper))?;
+        let iter = self.layered(iter, Some(doc_key), Some(&upper));
         Ok(self.view_on(iter, doc_key, opts, commits_before))
     }
 
@@ -554,17 +596,50 @@ impl<E: Engine> DocDb<E> {
             .iterator(IterOptions::new().prefix_same_as_start(true))?)
     }
 
-    fn doc_iterator(&self, doc_key: &[u8]) -> Result<E::Iter<'_>> {
+    fn doc_iterator(&self, doc_key: &[u8]) -> Result<Layered<E::Iter<'_>>> {
         let mut upper = doc_key.to_vec();
         upper.push(0xFF);
         // Every key read shares the DocKey: with [`doc_key_prefix`] as the engine's prefix
         // extractor, bloom filters skip the files that lack the document.
-        Ok(self.engine.iterator(
+        let iter = self.engine.iterator(
             IterOptions::new()
                 .lower(doc_key)
-                .upper(upper)
+                .upper(upper.clone())
                 .prefix_same_as_start(true),
-        )?)
+        )?;
+        Ok(self.layered(iter, Some(doc_key), Some(&upper)))
+    }
+
+    /// An engine iterator over `[lower, upper)` as the present thread must read it: with
+    /// the pairs its `write_now` committed but has not written yet.
+    fn bounded_iterator(&self, lower: &[u8], upper: Option<&[u8]>) -> Result<Layered<E::Iter<'_>>> {
+        let mut opts = IterOptions::new().lower(lower.to_vec());
+        if let Some(upper) = upper {
+            opts = opts.upper(upper.to_vec());
+        }
+        let iter = self.engine.iterator(opts)?;
+        Ok(self.layered(iter, Some(lower), upper))
+    }
+
+    /// `iter` (bounded by `lower..upper`) with this thread's pending writes layered over it.
+    fn layered<'a>(
+        &self,
+        iter: E::Iter<'a>,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+    ) -> Layered<E::Iter<'a>> {
+        Layered::new(iter, self.pending_overlay(), lower, upper)
+    }
+
+    /// The pairs this thread's `write_now` committed and has not written, if any (only its
+    /// own reads may see them; every other reader waits until they land).
+    fn pending_overlay(&self) -> Option<Arc<Overlay>> {
+        self.own_write_time()?;
+        self.lock_pending().overlay()
+    }
+
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The visible documents between the bounds, in key order (or reverse).
@@ -573,11 +648,7 @@ impl<E: Engine> DocDb<E> {
             .lower
             .clone()
             .unwrap_or_else(|| vec![FIRST_RECORD_BYTE]);
-        let mut iter_opts = IterOptions::new().lower(lower.clone());
-        if let Some(upper) = &opts.upper {
-            iter_opts = iter_opts.upper(upper.clone());
-        }
-        let mut iter = self.engine.iterator(iter_opts)?;
+        let mut iter = self.bounded_iterator(&lower, opts.upper.as_deref())?;
         let mut stats = ReadStats::default();
         let mut scanner = DocScanner::new(&opts.read, &mut stats);
         let mut out = Vec::new();
@@ -634,11 +705,7 @@ impl<E: Engine> DocDb<E> {
         mut visit: impl FnMut(&[u8], &VisibleRecord) -> bool,
     ) -> Result<()> {
         let opts = ReadOptions::at(read_ht);
-        let mut iter = self.engine.iterator(
-            IterOptions::new()
-                .lower(lower.to_vec())
-                .upper(upper.to_vec()),
-        )?;
+        let mut iter = self.bounded_iterator(lower, Some(upper))?;
         iter.seek(lower);
         let mut doc_key = Vec::new();
         while iter.valid()? {
@@ -679,9 +746,13 @@ impl<E: Engine> DocDb<E> {
     /// read-modify-write reads at its own write time and sees every earlier write, and a
     /// read at `safe_time()` sees every write acknowledged before it started.
     ///
-    /// Called again inside `write` (on the same thread), it runs at the same time, and the
-    /// batches committed there get later write ids: the outer call is then one transaction
-    /// that no other reader or writer sees in part, and whose reads see its own writes.
+    /// The batches committed inside `write` (at its time) are gathered and written to the
+    /// engine as one atomic write when `write` returns `Ok`; reads inside see them. If
+    /// `write` fails or panics, none of them is written. Called again inside `write` (on the
+    /// same thread), it runs at the same time, and the batches committed there get later
+    /// write ids: the outer call is then one transaction that no other reader or writer sees
+    /// in part, and that lands whole or not at all, in one engine write: a server's
+    /// MULTI/EXEC, or a pipeline of commands run together.
     pub fn write_now<R>(&self, write: impl FnOnce(HybridTime) -> Result<R>) -> Result<R> {
         if let Some(ht) = self.own_write_time() {
             return write(ht);
@@ -694,7 +765,61 @@ impl<E: Engine> DocDb<E> {
         self.next_write_id.store(0, Ordering::SeqCst);
         self.in_flight.store(ht.0, Ordering::SeqCst);
         let _here = WritingHere::enter(self.identity());
-        write(ht)
+        let _unlanded = Unlanded(self);
+        let result = write(ht)?;
+        self.land_pending()?;
+        Ok(result)
+    }
+
+    /// Inside [`Self::write_now`]: writes the batches it committed so far to the engine now,
+    /// in one write, rather than when it ends (for what may only follow their landing, such
+    /// as a reply handed to another connection). Outside: does nothing.
+    pub fn land_pending(&self) -> Result<()> {
+        let Some(ht) = self.own_write_time() else {
+            return Ok(());
+        };
+        let mut pairs = std::mem::take(&mut *self.lock_pending()).pairs;
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        // In key order, RocksDB inserts each pair next to the previous one where they are
+        // close (a collection's elements, its counter): its skiplist then reuses the last
+        // insert's position instead of searching from the top. Of pairs on one key (the
+        // list-index counter every push rewrites), only the last committed is written: the
+        // sort is stable, and the dedup runs backwards to keep it.
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        pairs.reverse();
+        pairs.dedup_by(|later, kept| later.0 == kept.0);
+        pairs.reverse();
+        let mut batch = WriteBatch::with_capacity(pairs.len());
+        for (key, value) in pairs {
+            batch.put(key, value);
+        }
+        let opts = WriteOptions {
+            sync: self.options().sync_writes,
+        };
+        if let Err(e) = self.engine.write(&batch, opts) {
+            // The cache followed writes that did not land.
+            self.roots.clear();
+            return Err(e.into());
+        }
+        self.clock.update(ht);
+        Ok(())
+    }
+
+    /// Drops the pending writes of a `write_now` that failed (and what the root cache
+    /// learned from them).
+    fn discard_pending(&self) {
+        let mut pending = self.lock_pending();
+        if !pending.pairs.is_empty() {
+            *pending = Pending::default();
+            self.roots.clear();
+        }
+    }
+
+    /// Whether this thread is inside [`Self::write_now`] (whose writes have not landed yet).
+    pub fn is_writing(&self) -> bool {
+        self.own_write_time().is_some()
     }
 
     /// This database, told apart from others in the process (for [`WRITING`]).
@@ -884,13 +1009,30 @@ impl<E: Engine> DocDb<E> {
         );
     }
 
-    pub(crate) fn write_engine_batch(&self, batch: &WriteBatch, ht: HybridTime) -> Result<()> {
+    /// Writes `batch` at `ht`, or inside a `write_now` at that time adds it to the writes
+    /// pending until that ends.
+    pub(crate) fn write_engine_batch(&self, batch: WriteBatch, ht: HybridTime) -> Result<()> {
+        let deferred = self.own_write_time() == Some(ht);
+        if deferred && batch.iter().any(|op| matches!(op, WriteOp::Delete(_))) {
+            return Err(Error::InvalidArgument(
+                "a write_now batch holds puts only".into(),
+            ));
+        }
         // Before the write lands: a root it changes must not be read from the cache after.
-        self.roots.apply_written(batch);
+        self.roots.apply_written(&batch);
+        if deferred {
+            let mut pending = self.lock_pending();
+            for op in batch.into_ops() {
+                if let WriteOp::Put(key, value) = op {
+                    pending.pairs.push((key, value));
+                }
+            }
+            return Ok(());
+        }
         let opts = WriteOptions {
             sync: self.options().sync_writes,
         };
-        self.engine.write(batch, opts)?;
+        self.engine.write(&batch, opts)?;
         self.clock.update(ht);
         Ok(())
     }

@@ -75,6 +75,12 @@ impl RootCache {
         (self.commits() == commits_before).then_some(roots)
     }
 
+    /// Forgets everything kept (writes it followed did not land).
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+        self.commits.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// The commit count to pass to [`Self::remember`] for reads starting now.
     pub(crate) fn commits(&self) -> u64 {
         self.commits.load(Ordering::SeqCst)

@@ -498,7 +498,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         if batch.is_empty() {
             return Ok(0);
         }
-        self.db.write_engine_batch(&batch, self.ht)?;
+        self.db.write_engine_batch(batch, self.ht)?;
         Ok(count)
     }
 }

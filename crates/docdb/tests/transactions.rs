@@ -1,6 +1,8 @@
 //! `write_now` called inside `write_now` (a server's MULTI/EXEC): every batch runs at the
 //! outer call's time with write ids numbered on, reads inside see the earlier batches, and
 //! `safe_time` inside is that time rather than a wait for the write in flight (itself).
+//! The batches land in the engine as one write when the outer call succeeds, and not at all
+//! when it fails.
 
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, SubDocument};
 use dockv::doc_key::{DocKey, SubDocKey};
 use dockv::value::{PrimitiveValue, Value};
 use dockv::{HybridTime, KeyEntryValue};
-use engine::MemEngine;
+use engine::{Engine, EngineIterator, IterOptions, KvRead, MemEngine};
 
 fn open() -> DocDb<MemEngine> {
     let policy = GcPolicy::new(Arc::new(HybridClock::default()));
@@ -112,4 +114,86 @@ fn a_write_now_of_another_database_inside_leaves_the_outer_one_nested() {
         dump.contains("w: 1 }"),
         "the second batch numbers on:\n{dump}"
     );
+}
+
+/// Engine batches written so far.
+fn engine_writes(db: &DocDb<MemEngine>) -> u64 {
+    db.engine()
+        .statistics()
+        .expect("statistics")
+        .counter("mem.batches_written")
+        .expect("batch counter")
+}
+
+/// Every pair in the engine itself (not through DocDb's reads).
+fn engine_pairs(db: &DocDb<MemEngine>) -> usize {
+    let mut iter = db.engine().iterator(IterOptions::new()).expect("iterator");
+    iter.seek_to_first();
+    let mut n = 0;
+    while iter.valid().expect("valid") {
+        n += 1;
+        iter.next();
+    }
+    n
+}
+
+#[test]
+fn the_batches_of_a_write_now_land_in_one_engine_write_at_its_end() {
+    let db = open();
+    let before = engine_writes(&db);
+    db.write_now(|ht| {
+        nested_write(&db, &field("a"), Some("1"));
+        nested_write(&db, &field("b"), Some("2"));
+        assert_eq!(
+            engine_pairs(&db),
+            0,
+            "nothing reaches the engine before the end"
+        );
+        let seen = read(&db, ht).map(|d| d.to_one_line());
+        assert_eq!(seen.as_deref(), Some(r#"{"a": "1", "b": "2"}"#));
+        Ok(())
+    })
+    .expect("write");
+    assert_eq!(engine_writes(&db), before + 1, "one engine write");
+    assert_eq!(engine_pairs(&db), 2);
+    let after = db.safe_time();
+    let seen = read(&db, after).map(|d| d.to_one_line());
+    assert_eq!(seen.as_deref(), Some(r#"{"a": "1", "b": "2"}"#));
+}
+
+#[test]
+fn land_pending_writes_what_is_committed_so_far() {
+    let db = open();
+    db.write_now(|_| {
+        nested_write(&db, &field("a"), Some("1"));
+        db.land_pending()?;
+        assert_eq!(engine_pairs(&db), 1, "landed inside");
+        nested_write(&db, &field("b"), Some("2"));
+        Ok(())
+    })
+    .expect("write");
+    assert_eq!(engine_pairs(&db), 2);
+}
+
+#[test]
+fn a_failed_or_panicking_write_now_writes_nothing() {
+    let db = open();
+    let failed = db.write_now(|_| {
+        nested_write(&db, &field("a"), Some("1"));
+        Err::<(), _>(docdb::Error::InvalidArgument("changed my mind".into()))
+    });
+    assert!(failed.is_err());
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        db.write_now(|_| -> docdb::Result<()> {
+            nested_write(&db, &field("b"), Some("2"));
+            panic!("a command's bug")
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(engine_pairs(&db), 0);
+    // Nor do they linger for the next write to land or read.
+    let ht = nested_write(&db, &field("c"), Some("3"));
+    assert_eq!(engine_pairs(&db), 1);
+    let seen = read(&db, ht).map(|d| d.to_one_line());
+    assert_eq!(seen.as_deref(), Some(r#"{"c": "3"}"#));
 }

@@ -76,6 +76,11 @@ impl WriteBatch {
         self.ops.iter()
     }
 
+    /// The operations in the order they will be applied, moved out of the batch.
+    pub fn into_ops(self) -> Vec<WriteOp> {
+        self.ops
+    }
+
     /// Approximate encoded size in bytes: keys plus values plus a small fixed overhead per
     /// operation. Useful for deciding when to cut a large batch.
     pub fn approximate_size(&self) -> usize {

@@ -13,6 +13,8 @@
 //!   [`compaction`] for the contract, in particular why a computed
 //!   [`CompactionDecision::Replace`] is best effort.
 //! - [`MemEngine`]: a multi-version `BTreeMap` engine for fast tests.
+//! - [`Layered`]: an engine iterator with pending, not yet written pairs ([`Overlay`])
+//!   merged in, for a writer that reads its own writes before it writes them.
 //! - [`testing`]: a conformance suite every backend runs, so `MemEngine` and RocksDB are
 //!   held to the same semantics.
 //!
@@ -27,6 +29,7 @@ pub mod compaction;
 mod error;
 mod iter;
 mod mem;
+mod overlay;
 pub mod testing;
 mod traits;
 
@@ -38,6 +41,7 @@ pub use compaction::{
 pub use error::{Error, Result};
 pub use iter::{EngineIterator, IterOptions};
 pub use mem::{MemEngine, MemIter, MemSnapshot};
+pub use overlay::{Layered, Overlay};
 pub use traits::{Engine, EngineStatistics, KvRead, Snapshot};
 
 #[cfg(test)]

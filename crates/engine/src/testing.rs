@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
-    EngineIterator, IterOptions, KvRead, WriteBatch, WriteOptions,
+    EngineIterator, IterOptions, KvRead, Layered, Overlay, WriteBatch, WriteOptions,
 };
 
 /// The argument of a conformance `make` function: the compaction-filter factory to open the
@@ -73,6 +73,10 @@ macro_rules! conformance_tests {
             $crate::testing::check_randomized_against_model(&$make);
         }
         #[test]
+        fn conformance_layered_against_model() {
+            $crate::testing::check_layered_against_model(&$make);
+        }
+        #[test]
         fn conformance_statistics() {
             $crate::testing::check_statistics(&$make);
         }
@@ -92,6 +96,7 @@ pub fn conformance_suite<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterAr
     check_flush_and_compact_preserve_data(make);
     check_compaction_filter(make);
     check_randomized_against_model(make);
+    check_layered_against_model(make);
     check_statistics(make);
 }
 
@@ -1233,5 +1238,83 @@ pub fn check_randomized_against_model<E: Engine, H: Deref<Target = E>>(
             expected,
             "seed {seed}: final state"
         );
+    }
+}
+
+/// Reads the engine with `overlay` layered over it ([`Layered`]), as a writer reads its own
+/// pending writes.
+struct LayeredReader<'e, E: Engine> {
+    engine: &'e E,
+    overlay: Arc<Overlay>,
+}
+
+impl<E: Engine> KvRead for LayeredReader<'_, E> {
+    type Iter<'a>
+        = Layered<E::Iter<'a>>
+    where
+        Self: 'a;
+
+    fn get(&self, key: &[u8]) -> crate::Result<Option<Vec<u8>>> {
+        match self.overlay.get(key) {
+            Some(value) => Ok(Some(value.clone())),
+            None => self.engine.get(key),
+        }
+    }
+
+    fn iterator(&self, opts: IterOptions) -> crate::Result<Self::Iter<'_>> {
+        let base = self.engine.iterator(opts.clone())?;
+        Ok(Layered::new(
+            base,
+            Some(self.overlay.clone()),
+            opts.lower.as_deref(),
+            opts.upper.as_deref(),
+        ))
+    }
+}
+
+/// Random engine contents (in the memtable or flushed) with random pending pairs layered
+/// over them, often on the same keys: iterator walks through [`Layered`] must match a model
+/// where the pending pairs replaced the engine's.
+pub fn check_layered_against_model<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterArg) -> H) {
+    for seed in seeds() {
+        let handle = make(None);
+        let e = &*handle;
+        let mut rng = Rng::new(seed ^ 0x004c_4159_4552_4544);
+        let mut stored: Model = BTreeMap::new();
+        for round in 0..30 {
+            let mut batch = WriteBatch::new();
+            for _ in 0..rng.below(8) {
+                let (key, value) = (rng.key(), rng.value());
+                batch.put(key.clone(), value.clone());
+                stored.insert(key, value);
+            }
+            e.write(&batch, WriteOptions::default()).expect("write");
+            if rng.below(4) == 0 {
+                e.flush().expect("flush");
+            }
+            let mut overlay = Overlay::new();
+            let mut model = stored.clone();
+            for _ in 0..rng.below(10) {
+                let (key, value) = (rng.key(), rng.value());
+                overlay.insert(key.clone(), value.clone());
+                model.insert(key, value);
+            }
+            let reader = LayeredReader {
+                engine: e,
+                overlay: Arc::new(overlay),
+            };
+            for walk in 0..20 {
+                let label = format!(
+                    "seed {seed} round {round} walk {walk} (replay with ENGINE_CONFORMANCE_SEED={seed})"
+                );
+                let key = rng.key();
+                assert_eq!(
+                    reader.get(&key).expect("get"),
+                    model.get(&key).cloned(),
+                    "{label}: get {key:?}"
+                );
+                compare_iteration(&reader, &model, &mut rng, &label);
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::blocking::{Wait, Waiter};
-use crate::cmd::{execute, execute_blind_run, is_blind_write, serve_after};
+use crate::cmd::{execute, execute_write_run, joins_write_run, serve_after};
 use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
 use crate::pubsub::Subscriber;
@@ -292,8 +292,8 @@ fn handle_input<E: Engine>(
     let configured = core.config().limits;
     // One engine iterator for every command of this read's requests.
     let iters = IterSlot::new();
-    // Consecutive writes that read nothing, run as one batch when the run ends.
-    let mut blind = Gathered::default();
+    // Consecutive writes, run together when the run ends.
+    let mut run = Gathered::default();
     let mut consumed = 0;
     let mut close = false;
     while consumed < input.len() {
@@ -310,13 +310,13 @@ fn handle_input<E: Engine>(
                 if args.is_empty() {
                     continue;
                 }
-                if is_blind_write(core, session, &args) {
-                    if blind.push(args) {
-                        run_blind(core, session, &mut blind, &iters, output);
+                if joins_write_run(core, session, &args) {
+                    if run.push(args) {
+                        run_writes(core, session, &mut run, &iters, output);
                     }
                     continue;
                 }
-                run_blind(core, session, &mut blind, &iters, output);
+                run_writes(core, session, &mut run, &iters, output);
                 let replies = execute(core, session, &args, &iters);
                 if session.blocked.is_some() {
                     // Its reply comes when it is served; the requests after it wait.
@@ -338,7 +338,7 @@ fn handle_input<E: Engine>(
             }
             Err(FrameError::Incomplete) => break,
             Err(FrameError::Protocol(message)) => {
-                run_blind(core, session, &mut blind, &iters, output);
+                run_writes(core, session, &mut run, &iters, output);
                 core.metrics.protocol_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(peer = %session.addr, %message, "protocol error; closing");
                 Frame::Error(message).encode_as(session.protocol, output);
@@ -347,17 +347,18 @@ fn handle_input<E: Engine>(
             }
         }
     }
-    run_blind(core, session, &mut blind, &iters, output);
+    run_writes(core, session, &mut run, &iters, output);
     input.drain(..consumed);
     close
 }
 
-/// Blind writes gathered into one batch at most, and their arguments' bytes: bound what a
-/// long pipeline holds twice (its requests, then the batch) before it is written.
-const MAX_BLIND_RUN: usize = 256;
-const MAX_BLIND_BYTES: usize = 1 << 20;
+/// Writes gathered into one run at most, and their arguments' bytes: bound what a long
+/// pipeline holds twice (its requests, then the batch) before it is written, and how long
+/// a run keeps other writers waiting.
+const MAX_RUN: usize = 256;
+const MAX_RUN_BYTES: usize = 1 << 20;
 
-/// Blind writes gathered from consecutive requests, run as one batch when the run ends.
+/// Writes gathered from consecutive requests, run together when the run ends.
 #[derive(Default)]
 struct Gathered {
     requests: Vec<Vec<Vec<u8>>>,
@@ -369,12 +370,13 @@ impl Gathered {
     fn push(&mut self, args: Vec<Vec<u8>>) -> bool {
         self.bytes += args.iter().map(Vec::len).sum::<usize>();
         self.requests.push(args);
-        self.requests.len() >= MAX_BLIND_RUN || self.bytes >= MAX_BLIND_BYTES
+        self.requests.len() >= MAX_RUN || self.bytes >= MAX_RUN_BYTES
     }
 }
 
-/// Runs the gathered blind writes (if any) as one batch and appends their replies.
-fn run_blind<'c, E: Engine>(
+/// Runs the gathered writes (if any) together, appends their replies, and then serves the
+/// clients blocked on keys they wrote.
+fn run_writes<'c, E: Engine>(
     core: &'c Core<E>,
     session: &mut Session,
     gathered: &mut Gathered,
@@ -384,8 +386,11 @@ fn run_blind<'c, E: Engine>(
     if gathered.requests.is_empty() {
         return;
     }
-    for reply in execute_blind_run(core, session, &gathered.requests, iters) {
+    for reply in execute_write_run(core, session, &gathered.requests, iters) {
         reply.encode_as(session.protocol, output);
+    }
+    for args in &gathered.requests {
+        serve_after(core, iters, session, args);
     }
     gathered.requests.clear();
     gathered.bytes = 0;

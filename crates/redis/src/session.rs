@@ -4,7 +4,6 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
 use dockv::HybridTime;
-use dockv::value::Value;
 
 use crate::blocking::Wait;
 use crate::core::RuntimeConfig;
@@ -40,9 +39,6 @@ pub struct Session {
     /// The group-commit sequence number of this connection's latest write command not yet
     /// known to be in the log file (0: none; see [`crate::core::Core::commit_wal`]).
     pub last_write: u64,
-    /// The open run of blind writes this connection's pipeline is gathering into one batch
-    /// (see [`crate::cmd::execute_blind_run`]); `None` outside such a run.
-    pub blind_run: Option<BlindRun>,
     /// The commands queued since MULTI (`None` outside a transaction).
     pub multi: Option<Multi>,
     /// The keys WATCHed for the next EXEC.
@@ -78,17 +74,6 @@ pub struct Watched {
     pub existed: bool,
 }
 
-/// Writes that read nothing (SET, MSET), gathered from consecutive requests of a pipeline
-/// into one batch at one hybrid time: each request's pairs get later write ids than the
-/// previous request's, so the later request wins as it would alone.
-#[derive(Debug)]
-pub struct BlindRun {
-    /// The batch's hybrid time.
-    pub ht: HybridTime,
-    /// Encoded paths and values, in request order.
-    pub pairs: Vec<(Vec<u8>, Value)>,
-}
-
 impl Session {
     /// A new connection's state, in database 0.
     pub fn new(id: u64, addr: SocketAddr, push: Subscriber) -> Self {
@@ -105,7 +90,6 @@ impl Session {
             push,
             quit: false,
             last_write: 0,
-            blind_run: None,
             multi: None,
             watched: Vec::new(),
             in_exec: false,

@@ -332,12 +332,25 @@ impl<E: Engine> Store<E> {
             }
             Ok(())
         });
-        if let Err(e) = written {
+        self.landed(written)?;
+        outcome.unwrap_or_else(|| Err(CmdError::Err("ERR write did not run".into())))
+    }
+
+    /// Runs `run` inside one `DocDb::write_now`: the writes of the commands it runs (a
+    /// pipeline's run of writes, a transaction) share its hybrid time and land together, in
+    /// one engine write, when it returns; or, if that write fails, none of them does.
+    pub fn write_together<R>(&self, run: impl FnOnce(HybridTime) -> R) -> CmdResult<R> {
+        let written = self.db.write_now(|ht| Ok(run(ht)));
+        self.landed(written)
+    }
+
+    /// `written`, after forgetting what was learned from writes that did not land.
+    fn landed<R>(&self, written: docdb::Result<R>) -> CmdResult<R> {
+        written.map_err(|e| {
             // Bounds narrowed for a write that did not land would hide elements.
             self.lock_bounds().clear();
-            return Err(e.into());
-        }
-        outcome.unwrap_or_else(|| Err(CmdError::Err("ERR write did not run".into())))
+            e.into()
+        })
     }
 
     /// A read time that sees every acknowledged write.

@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use docdb::clock::{HybridClock, PhysicalClock};
 use docdb::{DocDb, DocDbOptions, GcPolicy};
-use docdb_redis::cmd::{execute, execute_blind_run, is_blind_write};
+use docdb_redis::cmd::{execute, execute_write_run, joins_write_run};
 use docdb_redis::pubsub::Subscriber;
 use docdb_redis::session::Session;
 use docdb_redis::store::IterSlot;
 use docdb_redis::{Core, Frame, RuntimeConfig, Store};
-use engine::MemEngine;
+use engine::{Engine, MemEngine};
 
 /// A physical clock the test sets (µs since the epoch).
 struct TestClock(Arc<AtomicU64>);
@@ -480,27 +480,62 @@ fn times_without_write_id(dump: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
+fn a_pipelines_writes_run_together_at_one_time() {
     let mut f = Fixture::new();
     let requests: Vec<Vec<Vec<u8>>> = [
         "SET k 1",
+        "INCR k",
         "SET k 2 EX 100",
         "MSET k 3 j 4",
+        "INCRBY j 10",
         "SET x y PX 5000",
         "SETEX e 0 v",
         "SETEX e 50 v",
         "PSETEX p 7000 v",
+        "SET k v NX",
+        "LPUSH l a",
+        "LPUSH l b",
+        "RPOP l",
+        "HSET h f 1",
+        "HINCRBY h f 5",
+        "SADD s m",
+        "SADD s m",
+        "LPUSH k oops",
     ]
     .iter()
     .map(|r| r.split(' ').map(|a| a.as_bytes().to_vec()).collect())
     .collect();
     for r in &requests {
-        assert!(is_blind_write(&f.core, &f.session, r), "{r:?}");
+        assert!(joins_write_run(&f.core, &f.session, r), "{r:?}");
     }
-    let replies = execute_blind_run(&f.core, &mut f.session, &requests, &IterSlot::new());
+    let writes_before = engine_writes(&f);
+    let replies = execute_write_run(&f.core, &mut f.session, &requests, &IterSlot::new());
     let invalid = Frame::Error("ERR invalid expire time in 'setex' command".into());
-    let expected = [ok(), ok(), ok(), ok(), invalid.clone(), ok(), ok()];
+    let wrongtype =
+        Frame::Error("WRONGTYPE Operation against a key holding the wrong kind of value".into());
+    // Each request sees what the earlier ones wrote, as it would run alone.
+    let expected = [
+        ok(),
+        int(2),
+        ok(),
+        ok(),
+        int(14),
+        ok(),
+        invalid,
+        ok(),
+        ok(),
+        Frame::Null,
+        int(1),
+        int(2),
+        bulk("a"),
+        int(1),
+        int(6),
+        int(1),
+        int(0),
+        wrongtype,
+    ];
     assert_eq!(replies, expected);
+    assert_eq!(engine_writes(&f), writes_before + 1, "one engine write");
     assert_ne!(
         f.session.last_write, 0,
         "the run's write must be counted, or its reply could go out before the WAL flush"
@@ -508,13 +543,15 @@ fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
     // Later requests win, as they would one by one; MSET's k has no TTL left.
     assert_eq!(f.run("GET k"), bulk("3"));
     assert_eq!(f.run("TTL k"), int(-1));
-    assert_eq!(f.run("GET j"), bulk("4"));
+    assert_eq!(f.run("GET j"), bulk("14"));
     assert_eq!(f.run("PTTL x"), int(5000));
     assert_eq!(f.run("TTL e"), int(50));
     assert_eq!(f.run("PTTL p"), int(7000));
+    assert_eq!(f.run("LRANGE l 0 -1"), Frame::Array(vec![bulk("b")]));
+    assert_eq!(f.run("HGET h f"), bulk("6"));
     let dump = f.dump();
     let times = times_without_write_id(&dump);
-    assert_eq!(times.len(), 7, "{dump}");
+    assert!(times.len() >= 15, "{dump}");
     assert!(times.iter().all(|t| *t == times[0]), "{dump}");
     // The same requests one by one: a time each (so the check above can tell).
     let mut alone = Fixture::new();
@@ -524,26 +561,62 @@ fn a_pipelines_blind_writes_are_one_batch_at_one_time() {
     }
     let dump = alone.dump();
     let times = times_without_write_id(&dump);
-    assert_eq!(times.len(), 7, "{dump}");
     assert!(times.iter().any(|t| *t != times[0]), "{dump}");
 
-    // Requests that read first, or are malformed, run alone.
+    // Reads, and requests that may block, are administrative or change the connection's
+    // state, run alone.
     for r in [
-        "SET k v NX",
-        "SET k v XX",
-        "SET k v GET",
-        "SET k v KEEPTTL",
-        "SET k v EX x",
-        "SET k",
-        "MSET k",
-        "MSET k v j",
-        "SETEX k 10",
         "GET k",
-        "INCR k",
+        "BLPOP l 0",
+        "MULTI",
+        "EXEC",
+        "FLUSHALL",
+        "SELECT 1",
+        "SUBSCRIBE c",
+        "NOSUCHCOMMAND k",
     ] {
         let args: Vec<Vec<u8>> = r.split(' ').map(|a| a.as_bytes().to_vec()).collect();
-        assert!(!is_blind_write(&f.core, &f.session, &args), "{r}");
+        assert!(!joins_write_run(&f.core, &f.session, &args), "{r}");
     }
+    assert_eq!(f.run("MULTI"), ok());
+    let args = vec![b"SET".to_vec(), b"k".to_vec(), b"v".to_vec()];
+    assert!(
+        !joins_write_run(&f.core, &f.session, &args),
+        "queued in a transaction"
+    );
+}
+
+/// Engine batches written so far.
+fn engine_writes(f: &Fixture) -> u64 {
+    f.core
+        .store
+        .docdb()
+        .engine()
+        .statistics()
+        .expect("statistics")
+        .counter("mem.batches_written")
+        .expect("batch counter")
+}
+
+/// EXEC's commands land in one engine write: a transaction is whole on disk too.
+#[test]
+fn exec_lands_in_one_engine_write() {
+    let mut f = Fixture::new();
+    assert_eq!(f.run("MULTI"), ok());
+    for r in ["SET a 1", "INCR a", "LPUSH l x", "HSET h f v"] {
+        assert_eq!(f.run(r), Frame::Simple("QUEUED".into()));
+    }
+    let before = engine_writes(&f);
+    assert_eq!(
+        f.run("EXEC"),
+        Frame::Array(vec![ok(), int(2), int(1), int(1)])
+    );
+    assert_eq!(engine_writes(&f), before + 1);
+    assert_ne!(
+        f.session.last_write, 0,
+        "EXEC's writes are counted for the WAL flush"
+    );
+    assert_eq!(f.run("GET a"), bulk("2"));
 }
 
 /// SRANDMEMBER's random picks: members of the set, distinct for a positive count (all of

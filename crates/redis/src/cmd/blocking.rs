@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use engine::Engine;
 
-use super::{Ctx, MultiPop, Spec, WRITE, is, spec};
+use super::{BLOCKS, Ctx, MultiPop, Spec, WRITE, is, spec};
 use crate::blocking::Served;
 use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
@@ -23,14 +23,14 @@ use crate::store::IterSlot;
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
-        spec("blpop", -3, WRITE, 1, blocking),
-        spec("brpop", -3, WRITE, 1, blocking),
-        spec("brpoplpush", 4, WRITE, 1, blocking),
-        spec("blmove", 6, WRITE, 1, blocking),
-        spec("bzpopmin", -3, WRITE, 1, blocking),
-        spec("bzpopmax", -3, WRITE, 1, blocking),
-        spec("blmpop", -5, WRITE, 3, blocking),
-        spec("bzmpop", -5, WRITE, 3, blocking),
+        spec("blpop", -3, WRITE | BLOCKS, 1, blocking),
+        spec("brpop", -3, WRITE | BLOCKS, 1, blocking),
+        spec("brpoplpush", 4, WRITE | BLOCKS, 1, blocking),
+        spec("blmove", 6, WRITE | BLOCKS, 1, blocking),
+        spec("bzpopmin", -3, WRITE | BLOCKS, 1, blocking),
+        spec("bzpopmax", -3, WRITE | BLOCKS, 1, blocking),
+        spec("blmpop", -5, WRITE | BLOCKS, 3, blocking),
+        spec("bzmpop", -5, WRITE | BLOCKS, 3, blocking),
     ]
 }
 
@@ -245,6 +245,11 @@ fn serve_ready<'c, E: Engine>(core: &'c Core<E>, iters: &IterSlot<'c, E>, writte
             if is(&waiter.request[0], "brpoplpush") || is(&waiter.request[0], "blmove") {
                 add_ready(&mut ready, waiter.request[2].clone());
             }
+            // The pop lands before the waiter can send its reply.
+            let reply = match core.store.docdb().land_pending() {
+                Ok(()) => reply,
+                Err(e) => CmdError::from(e).to_frame(),
+            };
             let write_seq = core.count_write();
             blocked.serve(&waiter, Served { reply, write_seq });
             progress = true;

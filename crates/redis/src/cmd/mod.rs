@@ -14,8 +14,6 @@ mod zsets;
 
 pub use blocking::serve_after;
 
-use std::collections::HashMap;
-
 use dockv::HybridTime;
 use dockv::value::Value;
 use engine::Engine;
@@ -23,7 +21,7 @@ use engine::Engine;
 use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
-use crate::session::{BlindRun, Session};
+use crate::session::Session;
 use crate::store::{DbId, IterSlot, KeyInfo, Reads, RedisType, Store};
 
 /// A command writes.
@@ -38,6 +36,8 @@ pub const PUBSUB: u8 = 8;
 pub const ADMIN: u8 = 16;
 /// A command runs at once inside MULTI instead of being queued (EXEC, DISCARD, ...).
 pub const TXN: u8 = 32;
+/// A command may block the connection until another one writes (BLPOP, ...).
+pub const BLOCKS: u8 = 64;
 
 /// A command handler.
 pub type Handler<E> = fn(&mut Ctx<'_, '_, E>) -> CmdResult<Frame>;
@@ -90,15 +90,17 @@ impl<E: Engine> Spec<E> {
     }
 }
 
-/// The command table, by lower-case name.
+/// The command table, by lower-case name. Looked up for every request (twice for a write
+/// in a pipeline), so it hashes with Fx rather than SipHash: the table is fixed, and lookups
+/// alone cannot be steered into collisions that matter.
 pub struct Table<E: Engine> {
-    by_name: HashMap<&'static str, Spec<E>>,
+    by_name: rustc_hash::FxHashMap<&'static str, Spec<E>>,
 }
 
 impl<E: Engine> Table<E> {
     /// Every command.
     pub fn new() -> Self {
-        let mut by_name = HashMap::new();
+        let mut by_name = rustc_hash::FxHashMap::default();
         for (id, mut spec) in strings::specs()
             .into_iter()
             .chain(keys::specs())
@@ -244,21 +246,11 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
     }
 
     /// Runs a write that reads nothing: `write` gets the write's hybrid time and pushes the
-    /// encoded paths and values to write. Inside a run of such requests (see
-    /// [`execute_blind_run`]) they join the run's batch; otherwise they are written at once.
+    /// encoded paths and values to write.
     pub fn write_blind(
         &mut self,
         write: impl FnOnce(HybridTime, &mut Vec<(Vec<u8>, Value)>) -> CmdResult<Frame>,
     ) -> CmdResult<Frame> {
-        if let Some(run) = self.session.blind_run.as_mut() {
-            let mark = run.pairs.len();
-            let reply = write(run.ht, &mut run.pairs);
-            if reply.is_err() {
-                // Nothing of a failed request is written.
-                run.pairs.truncate(mark);
-            }
-            return reply;
-        }
         let mut pairs = Vec::new();
         self.store().write(|batch, ht| {
             let reply = write(ht, &mut pairs)?;
@@ -270,20 +262,29 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
     }
 }
 
-/// Whether `args` may join a run of blind writes: a write that reads nothing (see
-/// [`strings::is_blind_write`]) on a connection in its normal state (authenticated, not
-/// subscribed, not queueing a transaction), where [`dispatch`] would run it at once.
-pub fn is_blind_write<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec<u8>]) -> bool {
-    strings::is_blind_write(args)
+/// Whether `args` may join a run of writes: a key-writing command that cannot block, on a
+/// connection in its normal state (authenticated, not subscribed, not queueing a
+/// transaction), where [`dispatch`] would run it at once, while no client is blocked (a
+/// write that serves one must be followed by that at once, as in Redis, not by the rest of
+/// the run).
+pub fn joins_write_run<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec<u8>]) -> bool {
+    let Some(spec) = args.first().and_then(|name| core.table.get(name)) else {
+        return false;
+    };
+    core.blocking.count() == 0
+        && spec.flags & WRITE != 0
+        && spec.flags & (ADMIN | TXN | BLOCKS) == 0
         && session.multi.is_none()
         && !session.in_subscribed_mode()
         && !session.needs_auth(&core.config())
 }
 
-/// Runs consecutive blind writes of one pipeline (each passing [`is_blind_write`]) as one
-/// batch at one hybrid time, and returns their replies in order. One RocksDB write and one
-/// clock reading serve them all; the result is what running them one by one would leave.
-pub fn execute_blind_run<'c, E: Engine>(
+/// Runs consecutive writes of one pipeline (each passing [`joins_write_run`]) as one
+/// `DocDb::write_now`, and returns their replies in order: one hybrid time, one clock reading
+/// and one RocksDB write serve them all, and each reads what the earlier ones wrote, so the
+/// result is what running them one by one would leave. If that write fails, every request
+/// of the run fails with its error and nothing of the run is stored.
+pub fn execute_write_run<'c, E: Engine>(
     core: &'c Core<E>,
     session: &mut Session,
     requests: &[Vec<Vec<u8>>],
@@ -293,21 +294,11 @@ pub fn execute_blind_run<'c, E: Engine>(
         return execute(core, session, one, iters);
     }
     let mut replies = Vec::with_capacity(requests.len());
-    let written = core.store.write(|batch, ht| {
-        session.blind_run = Some(BlindRun {
-            ht,
-            pairs: Vec::with_capacity(requests.len()),
-        });
+    let written = core.store.write_together(|_| {
         for args in requests {
             replies.extend(execute(core, session, args, iters));
         }
-        let pairs = session.blind_run.take().map(|run| run.pairs);
-        for (path, value) in pairs.unwrap_or_default() {
-            batch.set_encoded_path(path, value)?;
-        }
-        Ok(())
     });
-    session.blind_run = None;
     // Counted once the batch is in the log buffer, so that a WAL flush counted past this
     // number covers it (see `Core::commit_wal`).
     session.last_write = core.count_write();
@@ -359,9 +350,10 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.core.monitor(ctx.session, ctx.args);
     let started = std::time::Instant::now();
     let result = (spec.run)(ctx);
-    if spec.flags & WRITE != 0 && ctx.session.blind_run.is_none() {
-        // Counted even when it failed: part of it may be in the log buffer. A blind run's
-        // requests are counted once, after its batch is written.
+    if spec.flags & WRITE != 0 && !ctx.core.store.docdb().is_writing() {
+        // Counted even when it failed: part of it may be in the log buffer. Inside a
+        // `write_now` (a run of writes, EXEC) nothing is in it yet: whoever opened that
+        // counts once it has landed.
         ctx.session.last_write = ctx.core.count_write();
     }
     ctx.core

@@ -128,7 +128,9 @@ fn spop<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         let wanted = count.unwrap_or(1);
         let mut start = vec![dockv::KeyEntryType::String.as_u8()];
-        start.extend_from_slice(&random_u16(ht.0).to_be_bytes());
+        // Pops of one pipeline share a hybrid time: the call count tells them apart.
+        let call = SPOP_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        start.extend_from_slice(&random_u16(ht.0 ^ call.rotate_left(40)).to_be_bytes());
         let mut picked = pick(&mut r, &dk, Some(start.clone()), None, wanted)?;
         if picked.len() < wanted {
             let more = pick(&mut r, &dk, None, Some(start), wanted - picked.len())?;
@@ -251,6 +253,9 @@ fn pick<E: Engine>(
         })
         .collect())
 }
+
+/// SPOP calls so far, mixed into each one's random start.
+static SPOP_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// A cheap pseudo-random 16-bit value from a hybrid time.
 fn random_u16(seed: u64) -> u16 {

@@ -187,24 +187,6 @@ fn set_value(value: Vec<u8>, ttl: Option<Ttl>) -> Value {
     }
 }
 
-/// Whether `args` (a whole request) is a write that reads nothing: SET without NX, XX, GET
-/// or KEEPTTL, MSET, SETEX or PSETEX, with the right number of arguments. Such requests may
-/// share one batch (one whose expire time is invalid fails alone, writing nothing).
-pub(super) fn is_blind_write(args: &[Vec<u8>]) -> bool {
-    let Some(name) = args.first() else {
-        return false;
-    };
-    if is(name, "set") {
-        args.len() >= 3 && parse_set_options(&args[3..]).is_ok_and(|o| !o.reads_state())
-    } else if is(name, "mset") {
-        args.len() >= 3 && args.len() % 2 == 1
-    } else if is(name, "setex") || is(name, "psetex") {
-        args.len() == 4
-    } else {
-        false
-    }
-}
-
 fn set_with_ttl<E: Engine>(ctx: &mut Ctx<'_, '_, E>, unit_ms: i64) -> CmdResult<Frame> {
     let n = int_arg(ctx.arg(2))?;
     let name = ctx.name();

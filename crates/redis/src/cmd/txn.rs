@@ -77,33 +77,34 @@ fn exec<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let store = ctx.store();
     let session = &mut *ctx.session;
     // Inside, every request's writes and reads run at this time (`write_now` and
-    // `safe_time` called again on this thread stay in it).
-    store
-        .docdb()
-        .write_now(|ht| {
-            Ok(match any_changed(store, &watched, ht) {
-                Ok(true) => Ok(Frame::NullArray),
-                Ok(false) => {
-                    let mut replies = Vec::with_capacity(multi.queued.len());
-                    session.in_exec = true;
-                    for args in &multi.queued {
-                        replies.extend(execute(core, session, args, iters));
-                        if core
-                            .table
-                            .get(&args[0])
-                            .is_some_and(|s| s.flags & WRITE != 0)
-                        {
-                            // For the blocked clients served after EXEC, in this order.
-                            session.exec_written.extend_from_slice(&args[1..]);
-                        }
-                    }
-                    session.in_exec = false;
-                    Ok(Frame::Array(replies))
-                }
-                Err(e) => Err(e),
-            })
-        })
-        .map_err(CmdError::from)?
+    // `safe_time` called again on this thread stay in it), and the writes land together.
+    let mut wrote = false;
+    let reply = store.write_together(|ht| {
+        if any_changed(store, &watched, ht)? {
+            return Ok(Frame::NullArray);
+        }
+        let mut replies = Vec::with_capacity(multi.queued.len());
+        session.in_exec = true;
+        for args in &multi.queued {
+            replies.extend(execute(core, session, args, iters));
+            if core
+                .table
+                .get(&args[0])
+                .is_some_and(|s| s.flags & WRITE != 0)
+            {
+                // For the blocked clients served after EXEC, in this order.
+                session.exec_written.extend_from_slice(&args[1..]);
+                wrote = true;
+            }
+        }
+        session.in_exec = false;
+        Ok(Frame::Array(replies))
+    });
+    if wrote {
+        // Counted once landed (the commands inside were not: see `dispatch`).
+        session.last_write = core.count_write();
+    }
+    reply?
 }
 
 /// Whether a watched key was written after its WATCH, or was live then and is not at `ht`
