@@ -252,10 +252,14 @@ struct Writer {
     shared_acked: i64,
     /// Replies that were wrong (not an I/O error).
     errors: Vec<String>,
+    /// Transactions incrementing both `crash:tx:T:a` and `crash:tx:T:b` sent, and the
+    /// count the last acknowledged one returned.
+    tx_sent: i64,
+    tx_acked: i64,
 }
 
 /// Writes until the connection breaks: INCR, SET, four pipelined SETs (one batch in the
-/// server), RPUSH, INCR shared, over and over.
+/// server), RPUSH, INCR shared, a transaction of two INCRs, over and over.
 fn crash_writer(addr: std::net::SocketAddr, t: usize, round: u64, mut w: Writer) -> Writer {
     let Ok(mut c) = docdb_redis::testkit::RespClient::connect(addr, Duration::from_secs(5)) else {
         return w;
@@ -325,8 +329,35 @@ fn crash_writer(addr: std::net::SocketAddr, t: usize, round: u64, mut w: Writer)
             Ok(other) => w.errors.push(format!("INCR crash:shared: {other:?}")),
             Err(_) => return w,
         }
+        w.tx_sent += 1;
+        match transaction(&mut c, t) {
+            Ok(Some(n)) => w.tx_acked = n,
+            Ok(None) => w.errors.push("MULTI/EXEC: unexpected replies".into()),
+            Err(_) => return w,
+        }
     }
     w
+}
+
+/// `MULTI`, `INCR crash:tx:T:a`, `INCR crash:tx:T:b`, `EXEC`, pipelined: the counters' new
+/// value if EXEC replied with it twice.
+fn transaction(c: &mut docdb_redis::testkit::RespClient, t: usize) -> std::io::Result<Option<i64>> {
+    let (a, b) = (format!("crash:tx:{t}:a"), format!("crash:tx:{t}:b"));
+    let requests: [&[&str]; 4] = [&["MULTI"], &["INCR", &a], &["INCR", &b], &["EXEC"]];
+    for request in requests {
+        c.send(request)?;
+    }
+    let mut replies = Vec::new();
+    for _ in 0..4 {
+        replies.push(c.read_reply()?);
+    }
+    Ok(match replies.last() {
+        Some(Frame::Array(counts)) => match counts.as_slice() {
+            [Frame::Integer(x), Frame::Integer(y)] if x == y => Some(*x),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 /// Every acknowledged write of `writers` is in the restarted server, and nothing that was
@@ -343,6 +374,24 @@ fn check_writers(c: &mut Client, writers: &[Writer]) {
             "crash:ctr:{t} = {ctr}; acknowledged {}, sent {}",
             w.incr_acked,
             w.incr_sent
+        );
+
+        // A transaction is there whole or not at all.
+        let counter = |c: &mut Client, key: String| {
+            c.bulk(&["GET", &key])
+                .map(|s| s.parse::<i64>().expect("counter"))
+                .unwrap_or(0)
+        };
+        let (a, b) = (
+            counter(c, format!("crash:tx:{t}:a")),
+            counter(c, format!("crash:tx:{t}:b")),
+        );
+        assert_eq!(a, b, "writer {t}: half a transaction (a = {a}, b = {b})");
+        assert!(
+            (w.tx_acked..=w.tx_sent).contains(&a),
+            "crash:tx:{t} = {a}; acknowledged {}, sent {}",
+            w.tx_acked,
+            w.tx_sent
         );
 
         let list = c.strings(&["LRANGE", &format!("crash:list:{t}"), "0", "-1"]);

@@ -70,13 +70,6 @@ impl<I: EngineIterator> Layered<I> {
         self.base
     }
 
-    /// Replaces the overlay (unpositions the iterator).
-    pub fn set_overlay(&mut self, overlay: Option<Arc<Overlay>>) {
-        self.overlay = overlay.filter(|o| !o.is_empty());
-        self.side = Side::None;
-        self.top_valid = false;
-    }
-
     fn in_bounds(&self, key: &[u8]) -> bool {
         self.lower.as_deref().is_none_or(|l| key >= l)
             && self.upper.as_deref().is_none_or(|u| key < u)
