@@ -51,11 +51,15 @@ impl<I: EngineIterator> Layered<I> {
         lower: Option<&[u8]>,
         upper: Option<&[u8]>,
     ) -> Self {
+        let overlay = overlay.filter(|o| !o.is_empty());
+        // The bounds only matter to the overlay (the base keeps its own): no copies for the
+        // usual iterator without one.
+        let copy = |bound: Option<&[u8]>| bound.filter(|_| overlay.is_some()).map(<[u8]>::to_vec);
         Layered {
             base,
-            overlay: overlay.filter(|o| !o.is_empty()),
-            lower: lower.map(<[u8]>::to_vec),
-            upper: upper.map(<[u8]>::to_vec),
+            lower: copy(lower),
+            upper: copy(upper),
+            overlay,
             top_key: Vec::new(),
             top_value: Vec::new(),
             top_valid: false,
@@ -275,8 +279,10 @@ impl<I: EngineIterator> EngineIterator for Layered<I> {
 
     fn reset(&mut self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Result<()> {
         self.base.reset(lower, upper)?;
-        self.lower = lower.map(<[u8]>::to_vec);
-        self.upper = upper.map(<[u8]>::to_vec);
+        if self.overlay.is_some() {
+            self.lower = lower.map(<[u8]>::to_vec);
+            self.upper = upper.map(<[u8]>::to_vec);
+        }
         self.side = Side::None;
         self.top_valid = false;
         Ok(())

@@ -1,6 +1,7 @@
 //! Transactions: MULTI queues requests, EXEC runs them as one `DocDb::write_now` (one hybrid
-//! time: no other client's command runs in between, and readers see all of it or none),
-//! DISCARD drops them, and WATCH makes EXEC fail when a watched key changed or expired.
+//! time: no other client's command runs in between, readers see all of it or none, and its
+//! writes reach the engine and its log as one write), DISCARD drops them, and WATCH makes
+//! EXEC fail when a watched key changed or expired.
 
 use dockv::HybridTime;
 use engine::Engine;
