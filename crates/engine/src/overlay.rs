@@ -102,6 +102,33 @@ impl<I: EngineIterator> Layered<I> {
         }
     }
 
+    /// After the base child was positioned: puts the top child on the first overlay pair at
+    /// or after `key` going forward (at or before it going backward; `None`: from the bound
+    /// on that side), clamped to the bounds, and chooses the current child.
+    fn position(&mut self, key: Option<&[u8]>, forward: bool) {
+        if self.overlay.is_none() {
+            return;
+        }
+        let (lower, upper) = (self.lower.clone(), self.upper.clone());
+        let from = if forward {
+            match (key, lower.as_deref()) {
+                (Some(key), Some(lower)) if key < lower => Bound::Included(lower),
+                (Some(key), _) => Bound::Included(key),
+                (None, Some(lower)) => Bound::Included(lower),
+                (None, None) => Bound::Unbounded,
+            }
+        } else {
+            match (key, upper.as_deref()) {
+                (Some(key), Some(upper)) if key >= upper => Bound::Excluded(upper),
+                (Some(key), _) => Bound::Included(key),
+                (None, Some(upper)) => Bound::Excluded(upper),
+                (None, None) => Bound::Unbounded,
+            }
+        };
+        self.place_top(from, forward);
+        self.settle(forward);
+    }
+
     /// Chooses the current child after both moved in direction `forward`, stepping the base
     /// over a key the overlay hides.
     fn settle(&mut self, forward: bool) {
@@ -174,51 +201,22 @@ impl<I: EngineIterator> Layered<I> {
 impl<I: EngineIterator> EngineIterator for Layered<I> {
     fn seek(&mut self, key: &[u8]) {
         self.base.seek(key);
-        if self.overlay.is_none() {
-            return;
-        }
-        let start = match self.lower.as_deref() {
-            Some(lower) if key < lower => lower.to_vec(),
-            _ => key.to_vec(),
-        };
-        self.place_top(Bound::Included(&start), true);
-        self.settle(true);
+        self.position(Some(key), true);
     }
 
     fn seek_for_prev(&mut self, key: &[u8]) {
         self.base.seek_for_prev(key);
-        if self.overlay.is_none() {
-            return;
-        }
-        let upper = self.upper.clone();
-        let to = match upper.as_deref() {
-            Some(upper) if key >= upper => Bound::Excluded(upper),
-            _ => Bound::Included(key),
-        };
-        self.place_top(to, false);
-        self.settle(false);
+        self.position(Some(key), false);
     }
 
     fn seek_to_first(&mut self) {
         self.base.seek_to_first();
-        if self.overlay.is_none() {
-            return;
-        }
-        let lower = self.lower.clone();
-        let from = lower.as_deref().map_or(Bound::Unbounded, Bound::Included);
-        self.place_top(from, true);
-        self.settle(true);
+        self.position(None, true);
     }
 
     fn seek_to_last(&mut self) {
         self.base.seek_to_last();
-        if self.overlay.is_none() {
-            return;
-        }
-        let upper = self.upper.clone();
-        let from = upper.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        self.place_top(from, false);
-        self.settle(false);
+        self.position(None, false);
     }
 
     fn next(&mut self) {
