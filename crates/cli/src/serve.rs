@@ -63,6 +63,11 @@ pub struct ServeArgs {
     /// RocksDB block cache size in MiB [default: 256].
     #[arg(long, env = "DOCDB_BLOCK_CACHE_MB")]
     pub block_cache_mb: Option<usize>,
+    /// Memory in MiB for the newest values of keys read more than once (strings, and
+    /// collections' roots and lengths), served from memory until a write replaces them; 0
+    /// turns it off [default: 128].
+    #[arg(long, env = "DOCDB_ROOT_CACHE_MB")]
+    pub root_cache_mb: Option<usize>,
     /// RocksDB memtable size in MiB [default: 64].
     #[arg(long, env = "DOCDB_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<usize>,
@@ -100,6 +105,7 @@ impl ServeArgs {
             fsync: self.fsync.or(file.fsync),
             history_retention: self.history_retention.or(file.history_retention),
             block_cache_mb: self.block_cache_mb.or(file.block_cache_mb),
+            root_cache_mb: self.root_cache_mb.or(file.root_cache_mb),
             write_buffer_mb: self.write_buffer_mb.or(file.write_buffer_mb),
             compaction: self.compaction.or(file.compaction),
             threads: self.threads.or(file.threads),
@@ -115,6 +121,7 @@ struct Settings {
     metrics_listen: Option<String>,
     runtime: RuntimeConfig,
     history_retention: Duration,
+    root_cache_bytes: usize,
     rocks: RocksConfig,
 }
 
@@ -165,6 +172,9 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         metrics_listen,
         runtime,
         history_retention: Duration::from_secs(args.history_retention.unwrap_or(900)),
+        root_cache_bytes: args
+            .root_cache_mb
+            .map_or(docdb::DEFAULT_ROOT_CACHE_BYTES, |mb| mb << 20),
         rocks,
     })
 }
@@ -214,6 +224,7 @@ fn open_store(settings: &Settings) -> anyhow::Result<Store<RocksEngine>> {
         .with_context(|| format!("opening data directory {}", settings.data_dir.display()))?;
     let options = DocDbOptions {
         history_retention: settings.history_retention,
+        root_cache_bytes: settings.root_cache_bytes,
         // Durability is the server's group commit (`Core::commit_wal`), not per write.
         sync_writes: false,
         ..DocDbOptions::default()

@@ -30,12 +30,25 @@ use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 /// Compactions one [`DocDb::compact`] runs to write repacked rows, after the first.
 const MAX_REPACK_ROUNDS: usize = 4;
 
+/// Default budget of the root cache ([`DocDbOptions::root_cache_bytes`]): about 900 000
+/// short Redis strings.
+pub const DEFAULT_ROOT_CACHE_BYTES: usize = 128 << 20;
+
 /// YugabyteDB's default history retention (`timestamp_history_retention_interval_sec`).
 pub const DEFAULT_HISTORY_RETENTION: Duration = Duration::from_secs(900);
 
 /// Engine key of the persistent list-index counter. It sorts below every document record
 /// (which start at [`FIRST_RECORD_BYTE`] or later), so scans, dumps and GC never see it.
 const LIST_COUNTER_KEY: &[u8] = b"\x01docdb.list_counter";
+
+/// Engine key of the hybrid-time ceiling: no document record in the engine is newer. Each
+/// batch that would pass it carries a higher one, written with its records (so the ceiling
+/// survives whatever they survive). At open it tells the root cache what is newest.
+const CEILING_KEY: &[u8] = b"\x01docdb.ht_ceiling";
+
+/// How far past a batch's time a ceiling it writes reaches: one more key at most ten times
+/// a second.
+const CEILING_STEP_MICROS: u64 = 100_000;
 
 /// Prefix of the engine keys of [`DocDb::put_meta`]: below every document record too.
 const META_PREFIX: &[u8] = b"\x01docdb.meta.";
@@ -75,6 +88,11 @@ pub struct DocDbOptions {
     pub history_retention: Duration,
     /// Whether each commit waits for the WAL to reach the disk (default true).
     pub sync_writes: bool,
+    /// Memory for the newest records at recently read or written document roots (a Redis
+    /// string's value, a collection's root and length), which reads at or after their time
+    /// then take from memory; 0 turns it off. Fixed when the database opens (default
+    /// [`DEFAULT_ROOT_CACHE_BYTES`]).
+    pub root_cache_bytes: usize,
 }
 
 impl Default for DocDbOptions {
@@ -84,6 +102,7 @@ impl Default for DocDbOptions {
             table_ttl: None,
             history_retention: DEFAULT_HISTORY_RETENTION,
             sync_writes: true,
+            root_cache_bytes: DEFAULT_ROOT_CACHE_BYTES,
         }
     }
 }
@@ -253,6 +272,8 @@ pub struct DocDb<E: Engine> {
     next_write_id: AtomicU32,
     /// Collection roots the `write_now` writer read.
     roots: RootCache,
+    /// The hybrid-time ceiling last written (see [`CEILING_KEY`]).
+    ceiling: Mutex<HybridTime>,
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
     /// when it ends; its reads see them through [`Layered`] iterators.
     pending: Mutex<Pending>,
@@ -295,8 +316,9 @@ pub struct DocView<'a, E: Engine> {
     db: &'a DocDb<E>,
     /// The encoded DocKey's length: a lookup of a path this long is of the root.
     doc_key_len: usize,
-    /// Reads at the in-flight `write_now` write's time, so the root cache serves them.
-    writer: bool,
+    /// Whether what the view reads may go into the root cache: it reads at its own
+    /// `write_now`'s time, or no `write_now` had writes pending when its iterator was made.
+    may_keep: bool,
     /// The root cache's commit count when the view was made.
     commits_before: u64,
 }
@@ -309,9 +331,7 @@ impl<'a, E: Engine> DocView<'a, E> {
 
     /// The record visible at the encoded `path` of this document.
     pub fn record(&mut self, path: &[u8]) -> Result<Option<VisibleRecord>> {
-        if self.writer
-            && let Some(kept) = self.kept(path)
-        {
+        if let Some(kept) = self.kept(path) {
             return Ok(Some(kept));
         }
         let root_known = self.root.is_some();
@@ -322,7 +342,7 @@ impl<'a, E: Engine> DocView<'a, E> {
             &mut ReadStats::default(),
             &mut self.root,
         )?;
-        if self.writer
+        if self.may_keep
             && let Some(found) = &record
         {
             self.keep(path, found, root_known);
@@ -331,17 +351,30 @@ impl<'a, E: Engine> DocView<'a, E> {
     }
 
     /// The root cache's record for `path`: the root before the view read it, or the
-    /// counter once the view knows the root.
+    /// counter once the view knows the root. Learns the root's level from the cache on the
+    /// way, for lookups below it.
     fn kept(&mut self, path: &[u8]) -> Option<VisibleRecord> {
-        if path.len() == self.doc_key_len && self.root.is_none() {
-            let (record, level) = self.db.roots.get(path)?;
+        let is_root = path.len() == self.doc_key_len;
+        let doc_key = path.get(..self.doc_key_len)?;
+        if self.root.is_none() {
+            let (record, level) = self.cached_root(doc_key)?;
             self.root = Some(level);
-            Some(record)
-        } else if self.root.is_some() && is_counter_path(path, self.doc_key_len) {
-            self.db.roots.counter(&path[..self.doc_key_len])
-        } else {
-            None
+            if is_root {
+                return Some(record);
+            }
         }
+        if is_counter_path(path, self.doc_key_len) && self.opts.table_ttl.is_none() {
+            return self.db.roots.counter(doc_key, self.opts.read_ht);
+        }
+        None
+    }
+
+    /// The document's root as the root cache has it for this view's reads.
+    fn cached_root(&self, doc_key: &[u8]) -> Option<(VisibleRecord, RootLevel)> {
+        if self.opts.table_ttl.is_some() {
+            return None;
+        }
+        self.db.roots.get(doc_key, self.opts.read_ht)
     }
 
     /// Offers the root cache what the view read at `path` (the root, read first when
@@ -349,11 +382,14 @@ impl<'a, E: Engine> DocView<'a, E> {
     fn keep(&self, path: &[u8], record: &VisibleRecord, root_known: bool) {
         let roots = &self.db.roots;
         if path.len() == self.doc_key_len && !root_known {
-            if let Some(level) = self.root {
-                roots.remember(path, record, level, &self.opts, self.commits_before);
-            }
+            roots.remember(path, record, &self.opts, self.commits_before);
         } else if is_counter_path(path, self.doc_key_len) {
-            roots.remember_counter(&path[..self.doc_key_len], record, self.commits_before);
+            roots.remember_counter(
+                &path[..self.doc_key_len],
+                record,
+                &self.opts,
+                self.commits_before,
+            );
         }
     }
 
@@ -363,6 +399,13 @@ impl<'a, E: Engine> DocView<'a, E> {
         path: &[u8],
         range: &ChildRange,
     ) -> Result<Vec<(dockv::KeyEntryValue, SubDocument)>> {
+        if self.root.is_none()
+            && let Some((_, level)) = path
+                .get(..self.doc_key_len)
+                .and_then(|doc_key| self.cached_root(doc_key))
+        {
+            self.root = Some(level);
+        }
         read_children_cached(
             &mut self.iter,
             path,
@@ -440,6 +483,16 @@ impl<E: Engine> DocDb<E> {
             None => 0,
         };
         let clock = policy.clock.clone();
+        let ceiling = match engine.get(CEILING_KEY)? {
+            Some(bytes) => {
+                HybridTime(u64::from_be_bytes(bytes.as_slice().try_into().map_err(
+                    |_| Error::Corruption("bad hybrid-time ceiling".into()),
+                )?))
+            }
+            // A database written before ceilings: its records are taken to be in the past.
+            None => clock.now(),
+        };
+        let roots = RootCache::new(options.root_cache_bytes, ceiling);
         let db = DocDb {
             engine,
             options: RwLock::new(options),
@@ -449,7 +502,8 @@ impl<E: Engine> DocDb<E> {
             writer: Mutex::new(()),
             in_flight: AtomicU64::new(NO_WRITE),
             next_write_id: AtomicU32::new(0),
-            roots: RootCache::default(),
+            roots,
+            ceiling: Mutex::new(ceiling),
             pending: Mutex::new(Pending::default()),
         };
         db.sync_policy();
@@ -536,6 +590,17 @@ impl<E: Engine> DocDb<E> {
         visible_record(&mut iter, path, &opts, &mut ReadStats::default())
     }
 
+    /// The record at the root of `doc_key` as of `opts`, if the root cache holds it: what
+    /// [`DocView::record`] of the root would return, without making a view.
+    pub fn cached_root(&self, doc_key: &[u8], opts: &ReadOptions) -> Option<VisibleRecord> {
+        if opts.table_ttl.is_some() {
+            return None;
+        }
+        self.roots
+            .get(doc_key, opts.read_ht)
+            .map(|(record, _)| record)
+    }
+
     /// Lookups in the document `doc_key` as of `opts.read_ht` through one iterator, reading
     /// the document's root once (a Redis command's type check and field lookups).
     pub fn view(&self, doc_key: &[u8], opts: ReadOptions) -> Result<DocView<'_, E>> {
@@ -552,16 +617,18 @@ impl<E: Engine> DocDb<E> {
         opts: ReadOptions,
         commits_before: u64,
     ) -> DocView<'a, E> {
-        let in_flight = self.in_flight.load(Ordering::SeqCst);
-        let writer =
-            in_flight != NO_WRITE && in_flight != TAKING_TIME && opts.read_ht.0 == in_flight;
+        // A `write_now` that ended since `commits_before` was taken counted its landing.
+        let may_keep = match self.own_write_time() {
+            Some(own) => own == opts.read_ht,
+            None => self.in_flight.load(Ordering::SeqCst) == NO_WRITE,
+        };
         DocView {
             iter,
             opts,
             root: None,
             db: self,
             doc_key_len: doc_key.len(),
-            writer,
+            may_keep,
             commits_before,
         }
     }
@@ -791,18 +858,12 @@ impl<E: Engine> DocDb<E> {
         pairs.reverse();
         pairs.dedup_by(|later, kept| later.0 == kept.0);
         pairs.reverse();
-        let mut batch = WriteBatch::with_capacity(pairs.len());
+        let mut batch = WriteBatch::with_capacity(pairs.len() + 1);
         for (key, value) in pairs {
             batch.put(key, value);
         }
-        let opts = WriteOptions {
-            sync: self.options().sync_writes,
-        };
-        if let Err(e) = self.engine.write(&batch, opts) {
-            // The cache followed writes that did not land.
-            self.roots.clear();
-            return Err(e.into());
-        }
+        let written = self.write_with_ceiling(batch, ht);
+        self.landed(written, false)?;
         self.clock.update(ht);
         Ok(())
     }
@@ -943,7 +1004,10 @@ impl<E: Engine> DocDb<E> {
             let opts = WriteOptions {
                 sync: self.options().sync_writes,
             };
-            self.engine.write(&batch, opts)?;
+            // Repacked rows keep their times, which the cache has seen already.
+            self.roots.apply_written(&batch, HybridTime::MIN, true);
+            let written = self.engine.write(&batch, opts);
+            self.landed(written, true)?;
             self.engine.compact_all()?;
         }
         // Rows gathered by the last round wait for the next compaction.
@@ -1019,7 +1083,7 @@ impl<E: Engine> DocDb<E> {
             ));
         }
         // Before the write lands: a root it changes must not be read from the cache after.
-        self.roots.apply_written(&batch);
+        self.roots.apply_written(&batch, ht, !deferred);
         if deferred {
             let mut pending = self.lock_pending();
             for op in batch.into_ops() {
@@ -1029,11 +1093,35 @@ impl<E: Engine> DocDb<E> {
             }
             return Ok(());
         }
+        let written = self.write_with_ceiling(batch, ht);
+        self.landed(written, true)?;
+        self.clock.update(ht);
+        Ok(())
+    }
+
+    /// Writes `batch`, whose records are at most as new as `ht`, with a higher ceiling if
+    /// `ht` reaches the last one.
+    fn write_with_ceiling(&self, mut batch: WriteBatch, ht: HybridTime) -> engine::Result<()> {
         let opts = WriteOptions {
             sync: self.options().sync_writes,
         };
+        let mut ceiling = self.ceiling.lock().unwrap_or_else(|e| e.into_inner());
+        if ht < *ceiling {
+            drop(ceiling);
+            return self.engine.write(&batch, opts);
+        }
+        // Raising writes go one at a time, so the ceiling stored only grows.
+        let raised = HybridTime::new(ht.physical_micros() + CEILING_STEP_MICROS, 0);
+        batch.put(CEILING_KEY.to_vec(), raised.0.to_be_bytes().to_vec());
         self.engine.write(&batch, opts)?;
-        self.clock.update(ht);
+        *ceiling = raised;
         Ok(())
+    }
+
+    /// Tells the root cache whether a batch it was shown reached the engine (`direct`:
+    /// written outside `write_now`).
+    fn landed(&self, written: engine::Result<()>, direct: bool) -> Result<()> {
+        self.roots.finished(direct, written.is_ok());
+        Ok(written?)
     }
 }

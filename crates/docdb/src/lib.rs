@@ -19,7 +19,10 @@ mod root_cache;
 pub mod subdoc;
 pub mod write_batch;
 
-pub use db::{DocDb, DocDbOptions, DocView, GcPolicy, ScanOptions, doc_key_prefix, is_doc_record};
+pub use db::{
+    DEFAULT_ROOT_CACHE_BYTES, DocDb, DocDbOptions, DocView, FIRST_RECORD_BYTE, GcPolicy,
+    ScanOptions, doc_key_prefix, is_doc_record,
+};
 pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
 pub use subdoc::{ObjectKind, SubDocument};

@@ -329,9 +329,12 @@ pub fn visible_record<I: EngineIterator>(
 pub struct RootLevel(Level);
 
 impl RootLevel {
-    /// The expiration the root passes down to records written below it.
-    pub(crate) fn expiration(&self) -> Expiration {
-        self.0.exp
+    /// What a live root record written at `time`, with expiration `exp`, passes down.
+    pub(crate) fn of_root(time: DocHybridTime, exp: Expiration) -> Self {
+        RootLevel(Level {
+            overwrite: time,
+            exp,
+        })
     }
 }
 

@@ -1,48 +1,298 @@
-//! Collection roots read by the writer of [`crate::DocDb::write_now`], kept until a write
-//! changes them: a server's write commands on one big collection (HSET after HSET on one
-//! hash) then skip the seek to its root. With a root, its counter subkey (`%`: the length a
-//! Redis list or sorted set keeps, rewritten by every push, pop or add) is kept too, and
-//! follows the writes to it.
+//! The newest record at each document root read more than once, kept in memory: a Redis
+//! string's value (so GET and INCR of a hot key skip RocksDB), a collection's root (so HSET
+//! after HSET on one hash seeks it once) and that collection's counter subkey (`%`: the
+//! length a Redis list or sorted set keeps, rewritten by every push, pop or add).
 //!
-//! Only a collection root that is live and never expires is kept, so what it says holds at
-//! every later time until a record is written at the root itself (a replacement, tombstone
-//! or TTL merge record): nothing else can hide a root. Likewise a kept counter is a live value
-//! without TTL or user timestamp under such a root, read once; a newer value of the same
-//! kind written there replaces it, anything else drops it. Every write goes through
-//! [`RootCache::apply_written`] before it reaches the engine. Only reads at the in-flight
-//! write's own time use the cache, and those run under the writer lock, after every earlier
-//! write has landed. A record read while some batch committed (a writer not using
-//! `write_now`) is not kept: it may predate that batch.
+//! **What an entry means.** An entry holds the newest record at its path of all the records
+//! written, and only a record that stays visible unchanged until a newer one is written at the
+//! same path or above: live, no TTL, no user timestamp, no merge flags
+//! ([`lasting`]). Nothing written below a root can hide it, so a read at any time at or after
+//! the kept record's own time sees exactly it. A kept counter is the newest record at the
+//! counter path under a kept root, on the same terms.
+//!
+//! **How that stays true.**
+//! - Only reads add entries ([`RootCache::remember`]), and only if no batch was counted since
+//!   before they made their iterator and none is between being applied and landing (so the
+//!   iterator has every batch applied), no other `write_now` was in flight then (its pending
+//!   writes were not in the iterator), and their read time is at or after every time written
+//!   (so what they found at their read time is also the newest record). The newest time
+//!   written starts at the ceiling the database stored (see `DocDb::open`), so records from
+//!   before a restart count too.
+//! - Every batch goes through [`RootCache::apply_written`] before it reaches the engine, and it
+//!   is counted twice: there, and again once it has landed ([`RootCache::finished`]). A write
+//!   at a kept root replaces the entry when it is the newer record and lasting, and drops it
+//!   otherwise.
+//! - A read uses an entry only if the entry's time is at or before its read time.
+//! - Anything that breaks the count (a write that did not land) clears the cache.
+//!
+//! The cache holds up to a byte budget, split over shards; a full shard starts over. A
+//! doorkeeper admits a root on its second read (see [`Shard`]).
 
-use std::collections::HashMap;
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use dockv::doc_key::DocKey;
-use dockv::value::Value;
-use dockv::{DocHybridTime, KeyEntryType};
-use engine::WriteBatch;
+use dockv::value::{Value, ValueControlFields};
+use dockv::{DocHybridTime, HybridTime, KeyEntryType};
+use engine::{WriteBatch, WriteOp};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::expiration::effective_expiration;
+use crate::db::FIRST_RECORD_BYTE;
+use crate::expiration::{Expiration, effective_expiration};
 use crate::reader::{ReadOptions, RootLevel, VisibleRecord};
-use crate::subdoc::ObjectKind;
 
-/// At most this many roots are kept; the cache starts over when full.
-const MAX_ROOTS: usize = 65_536;
+/// Shards of the cache, each with its own lock and an equal part of the byte budget.
+const SHARDS: usize = 16;
 
-/// A kept root and, once read, its counter.
-struct Kept {
-    root: VisibleRecord,
-    level: RootLevel,
-    counter: Option<VisibleRecord>,
+/// Bytes an entry costs beyond its own allocation: its table slot and the allocator's
+/// bookkeeping, roughly.
+const ENTRY_OVERHEAD: usize = 40;
+
+/// A kept record in one allocation: `[path length: u32][path][hybrid time: u64][write id:
+/// u32][value bytes]`. The value is as stored, with no control fields ([`lasting`]); the
+/// rest of the record follows from that: not expired, the expiration a read works out.
+/// Hashed and compared by its path alone, so a set of entries is a map from paths.
+struct Entry(Box<[u8]>);
+
+impl Entry {
+    fn new(path: &[u8], time: DocHybridTime, value: &[u8]) -> Self {
+        let mut bytes = Vec::with_capacity(4 + path.len() + 12 + value.len());
+        bytes.extend_from_slice(&(path.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(path);
+        bytes.extend_from_slice(&time.ht.0.to_le_bytes());
+        bytes.extend_from_slice(&time.write_id.to_le_bytes());
+        bytes.extend_from_slice(value);
+        Entry(bytes.into_boxed_slice())
+    }
+
+    fn path_len(&self) -> usize {
+        let mut len = [0; 4];
+        len.copy_from_slice(&self.0[..4]);
+        u32::from_le_bytes(len) as usize
+    }
+
+    fn path(&self) -> &[u8] {
+        &self.0[4..4 + self.path_len()]
+    }
+
+    fn time(&self) -> DocHybridTime {
+        let at = 4 + self.path_len();
+        let mut ht = [0; 8];
+        ht.copy_from_slice(&self.0[at..at + 8]);
+        let mut write_id = [0; 4];
+        write_id.copy_from_slice(&self.0[at + 8..at + 12]);
+        DocHybridTime::new(
+            HybridTime(u64::from_le_bytes(ht)),
+            u32::from_le_bytes(write_id),
+        )
+    }
+
+    fn value(&self) -> &[u8] {
+        &self.0[4 + self.path_len() + 12..]
+    }
+
+    fn bytes(&self) -> usize {
+        self.0.len() + ENTRY_OVERHEAD
+    }
+
+    /// The record a read finds here, whose expiration is `exp`.
+    fn record(&self, exp: Expiration) -> Option<VisibleRecord> {
+        let value = Value::decode(self.value()).ok()?;
+        Some(VisibleRecord {
+            time: self.time(),
+            control: ValueControlFields::default(),
+            payload: value.payload,
+            expired: false,
+            expiration: exp,
+        })
+    }
 }
 
-/// Encoded DocKey → what is kept of that document.
-#[derive(Default)]
+impl Hash for Entry {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.path().hash(state);
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.path() == other.path()
+    }
+}
+
+impl Eq for Entry {}
+
+impl Borrow<[u8]> for Entry {
+    fn borrow(&self) -> &[u8] {
+        self.path()
+    }
+}
+
+/// The expiration a read works out for a root record with no TTL of its own.
+fn root_expiration(time: DocHybridTime) -> Expiration {
+    effective_expiration(None, [], time.ht)
+}
+
+/// The expiration a read works out for a counter record (no TTL) under a kept root.
+fn counter_expiration(root: DocHybridTime, time: DocHybridTime) -> Expiration {
+    effective_expiration(None, [root_expiration(root)], time.ht)
+}
+
+/// A record that stays visible, unchanged, until the next write at its own path or above,
+/// and that an [`Entry`] holds whole.
+fn lasting(record: &VisibleRecord) -> bool {
+    record.is_live()
+        && record.control == ValueControlFields::default()
+        && record.expiration.ttl.is_none()
+}
+
+/// The stored bytes of a lasting record's payload.
+fn value_bytes(record: &VisibleRecord) -> Vec<u8> {
+    let mut out = Vec::new();
+    record.payload.encode_to(&mut out);
+    out
+}
+
+/// Bits of a shard's doorkeeper (8 KiB).
+const SEEN_BITS: usize = 1 << 16;
+
+/// Roots by DocKey, the counters of some of them (collections' lengths), and a doorkeeper:
+/// one bit per hash of the DocKeys read recently. A root is kept only when read a second
+/// time (its bit set by the first), so a stream of keys read once (a uniform random read
+/// load larger than the cache) costs a bit each, not an entry; and a key whose bit is clear
+/// has no entry, so writes and reads of it skip the table.
+struct Shard {
+    roots: HashSet<Entry, FxBuildHasher>,
+    counters: FxHashMap<Box<[u8]>, Entry>,
+    bytes: usize,
+    seen: Box<[u64]>,
+    seen_count: usize,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard {
+            roots: HashSet::default(),
+            counters: FxHashMap::default(),
+            bytes: 0,
+            seen: vec![0; SEEN_BITS / 64].into_boxed_slice(),
+            seen_count: 0,
+        }
+    }
+}
+
+/// A DocKey's hash: the high bits pick the shard, the low ones its doorkeeper bit.
+fn key_hash(doc_key: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(doc_key)
+}
+
+impl Shard {
+    fn seen(&self, hash: u64) -> bool {
+        let bit = hash as usize % SEEN_BITS;
+        self.seen[bit / 64] & (1 << (bit % 64)) != 0
+    }
+
+    /// Sets the bit of `hash`. Once half the bits are set, starts them over with only the
+    /// kept roots' bits (an entry's bit stays set while it is kept).
+    fn mark_seen(&mut self, hash: u64) {
+        if self.seen(hash) {
+            return;
+        }
+        if self.seen_count >= SEEN_BITS / 2 {
+            self.seen.fill(0);
+            self.seen_count = 0;
+            let kept: Vec<u64> = self.roots.iter().map(|e| key_hash(e.path())).collect();
+            for hash in kept {
+                self.set_bit(hash);
+            }
+        }
+        self.set_bit(hash);
+    }
+
+    fn set_bit(&mut self, hash: u64) {
+        let bit = hash as usize % SEEN_BITS;
+        let word = &mut self.seen[bit / 64];
+        if *word & (1 << (bit % 64)) == 0 {
+            *word |= 1 << (bit % 64);
+            self.seen_count += 1;
+        }
+    }
+
+    fn root(&self, doc_key: &[u8]) -> Option<&Entry> {
+        self.roots.get(doc_key)
+    }
+
+    fn insert_root(&mut self, entry: Entry, budget: usize) {
+        let bytes = entry.bytes();
+        if self.bytes + bytes > budget {
+            // Full (counting what this replaces too): start over.
+            *self = Shard::default();
+            if bytes > budget {
+                return;
+            }
+        }
+        self.bytes += bytes;
+        self.set_bit(key_hash(entry.path()));
+        if let Some(old) = self.roots.replace(entry) {
+            self.bytes -= old.bytes();
+            self.remove_counter(old.path());
+        }
+    }
+
+    /// Forgets the root of `doc_key` and its counter.
+    fn remove(&mut self, doc_key: &[u8]) {
+        if let Some(old) = self.roots.take(doc_key) {
+            self.bytes -= old.bytes();
+            self.remove_counter(doc_key);
+        }
+    }
+
+    fn remove_counter(&mut self, doc_key: &[u8]) {
+        if self.counters.is_empty() {
+            return;
+        }
+        if let Some(old) = self.counters.remove(doc_key) {
+            self.bytes -= old.bytes() + doc_key.len();
+        }
+    }
+
+    /// Keeps `counter` for the kept root of `doc_key` (within the budget, else not at all).
+    fn set_counter(&mut self, doc_key: &[u8], counter: Entry, budget: usize) {
+        let bytes = counter.bytes() + doc_key.len();
+        let fits = |used: usize| used + bytes <= budget;
+        if !self.roots.contains(doc_key) {
+            self.remove_counter(doc_key);
+        } else if let Some(old) = self.counters.get_mut(doc_key) {
+            // Replaced in place: every push or pop rewrites it.
+            let used = self.bytes - old.bytes() - doc_key.len();
+            if fits(used) {
+                *old = counter;
+                self.bytes = used + bytes;
+            } else {
+                self.remove_counter(doc_key);
+            }
+        } else if fits(self.bytes) {
+            self.bytes += bytes;
+            self.counters.insert(doc_key.into(), counter);
+        }
+    }
+}
+
+/// Encoded DocKey → what is kept of that document (see the module docs).
 pub(crate) struct RootCache {
-    roots: Mutex<HashMap<Vec<u8>, Kept>>,
-    /// Batches committed so far (counted before each reaches the engine).
+    shards: Box<[Mutex<Shard>]>,
+    /// Bytes each shard may hold.
+    shard_budget: usize,
+    /// Batches counted so far: once when applied here, once when landed.
     commits: AtomicU64,
+    /// Batches written outside `write_now` that are between being applied here and landing
+    /// (no reader can tell whether its iterator has them).
+    unlanded: AtomicU64,
+    /// The newest hybrid time of every batch applied (or stored before the engine opened).
+    newest: AtomicU64,
 }
 
 /// Whether `path` is the counter subkey of the document whose DocKey is `doc_key_len` long.
@@ -50,35 +300,63 @@ pub(crate) fn is_counter_path(path: &[u8], doc_key_len: usize) -> bool {
     path.len() == doc_key_len + 1 && path[doc_key_len] == KeyEntryType::Counter.as_u8()
 }
 
-/// A record that stays visible, unchanged, until the next write at its own path or above.
-fn lasting(record: &VisibleRecord) -> bool {
-    record.is_live()
-        && record.control.ttl.is_none()
-        && record.control.user_timestamp.is_none()
-        && record.control.merge_flags == 0
-        && record.expiration.ttl.is_none()
-}
-
 impl RootCache {
-    fn lock(&self) -> MutexGuard<'_, HashMap<Vec<u8>, Kept>> {
-        self.roots.lock().unwrap_or_else(|e| e.into_inner())
+    /// A cache holding up to about `bytes` (0 keeps nothing), for an engine whose records
+    /// are no newer than `ceiling`.
+    pub(crate) fn new(bytes: usize, ceiling: HybridTime) -> Self {
+        RootCache {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            shard_budget: bytes / SHARDS,
+            commits: AtomicU64::new(0),
+            unlanded: AtomicU64::new(0),
+            newest: AtomicU64::new(ceiling.0),
+        }
     }
 
-    /// The lock, unless a batch committed since [`Self::commits`] returned `commits_before`:
-    /// what was read since may predate it. (Checked under the lock: a batch counted after
+    /// The shard of `doc_key`, locked, and the key's hash.
+    fn shard(&self, doc_key: &[u8]) -> (MutexGuard<'_, Shard>, u64) {
+        let hash = key_hash(doc_key);
+        let index = (hash >> 60) as usize % SHARDS;
+        let shard = self.shards[index].lock().unwrap_or_else(|e| e.into_inner());
+        (shard, hash)
+    }
+
+    /// The shard of `doc_key`, locked, if the key may have an entry there.
+    fn shard_with(&self, doc_key: &[u8]) -> Option<MutexGuard<'_, Shard>> {
+        let (shard, hash) = self.shard(doc_key);
+        shard.seen(hash).then_some(shard)
+    }
+
+    fn newest(&self) -> HybridTime {
+        HybridTime(self.newest.load(Ordering::SeqCst))
+    }
+
+    /// The shard of `doc_key`, unless a batch was counted since [`Self::commits`] returned
+    /// `commits_before`, or something newer than `read_ht` was written: what was read may
+    /// then not be the newest record. (Checked under the shard's lock: a batch counted after
     /// the check sees, and updates, what goes in.)
-    fn lock_unchanged(
+    fn shard_unchanged(
         &self,
+        doc_key: &[u8],
+        read_ht: HybridTime,
         commits_before: u64,
-    ) -> Option<MutexGuard<'_, HashMap<Vec<u8>, Kept>>> {
-        let roots = self.lock();
-        (self.commits() == commits_before).then_some(roots)
+    ) -> Option<MutexGuard<'_, Shard>> {
+        if self.shard_budget == 0 {
+            return None;
+        }
+        let (shard, _) = self.shard(doc_key);
+        let unchanged = self.commits() == commits_before
+            && self.unlanded.load(Ordering::SeqCst) == 0
+            && self.newest() <= read_ht;
+        unchanged.then_some(shard)
     }
 
     /// Forgets everything kept (writes it followed did not land).
     pub(crate) fn clear(&self) {
-        self.lock().clear();
         self.commits.fetch_add(1, Ordering::SeqCst);
+        for shard in &self.shards {
+            *shard.lock().unwrap_or_else(|e| e.into_inner()) = Shard::default();
+        }
     }
 
     /// The commit count to pass to [`Self::remember`] for reads starting now.
@@ -86,47 +364,75 @@ impl RootCache {
         self.commits.load(Ordering::SeqCst)
     }
 
-    /// The root of `doc_key`, if kept.
-    pub(crate) fn get(&self, doc_key: &[u8]) -> Option<(VisibleRecord, RootLevel)> {
-        self.lock()
-            .get(doc_key)
-            .map(|kept| (kept.root.clone(), kept.level))
+    /// Counts a batch given to [`Self::apply_written`] as having reached the engine, or, if
+    /// it did not (`landed` false), forgets everything.
+    pub(crate) fn finished(&self, direct: bool, landed: bool) {
+        if landed {
+            self.commits.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.clear();
+        }
+        // After the count: a read between the two sees the count change.
+        if direct {
+            self.unlanded.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
-    /// The counter of `doc_key`, if kept.
-    pub(crate) fn counter(&self, doc_key: &[u8]) -> Option<VisibleRecord> {
-        self.lock().get(doc_key)?.counter.clone()
+    /// The root of `doc_key` as a read at `read_ht` sees it, if kept.
+    pub(crate) fn get(
+        &self,
+        doc_key: &[u8],
+        read_ht: HybridTime,
+    ) -> Option<(VisibleRecord, RootLevel)> {
+        let shard = self.shard_with(doc_key)?;
+        let entry = shard.root(doc_key)?;
+        let time = entry.time();
+        if time.ht > read_ht {
+            return None;
+        }
+        let exp = root_expiration(time);
+        Some((entry.record(exp)?, RootLevel::of_root(time, exp)))
     }
 
-    /// Keeps the root of `doc_key` as read with `opts`, if it is a live collection root
-    /// that never expires and no batch committed since [`Self::commits`] returned
-    /// `commits_before` (before the read).
+    /// The counter of `doc_key` as a read at `read_ht` sees it, if kept (and newer than the
+    /// root, which would hide it otherwise).
+    pub(crate) fn counter(&self, doc_key: &[u8], read_ht: HybridTime) -> Option<VisibleRecord> {
+        let shard = self.shard_with(doc_key)?;
+        let root = shard.root(doc_key)?.time();
+        let counter = shard.counters.get(doc_key)?;
+        let time = counter.time();
+        if root.ht > read_ht || time.ht > read_ht || time <= root {
+            return None;
+        }
+        counter.record(counter_expiration(root, time))
+    }
+
+    /// Keeps the root of `doc_key` as read with `opts` by an iterator made after
+    /// [`Self::commits`] returned `commits_before`, on the terms of the module docs.
     pub(crate) fn remember(
         &self,
         doc_key: &[u8],
         record: &VisibleRecord,
-        level: RootLevel,
         opts: &ReadOptions,
         commits_before: u64,
     ) {
         let keeps = lasting(record)
             && opts.table_ttl.is_none()
-            && ObjectKind::from_marker(&record.payload).is_some();
+            && record.expiration == root_expiration(record.time);
         if !keeps {
             return;
         }
-        let Some(mut roots) = self.lock_unchanged(commits_before) else {
+        let Some(mut shard) = self.shard_unchanged(doc_key, opts.read_ht, commits_before) else {
             return;
         };
-        if roots.len() >= MAX_ROOTS {
-            roots.clear();
+        let hash = key_hash(doc_key);
+        if shard.seen(hash) {
+            let entry = Entry::new(doc_key, record.time, &value_bytes(record));
+            shard.insert_root(entry, self.shard_budget);
+        } else {
+            // The first read: kept from the second on.
+            shard.mark_seen(hash);
         }
-        let kept = Kept {
-            root: record.clone(),
-            level,
-            counter: None,
-        };
-        roots.insert(doc_key.to_vec(), kept);
     }
 
     /// Keeps the counter of `doc_key` as read, on the same terms as [`Self::remember`], if
@@ -135,70 +441,113 @@ impl RootCache {
         &self,
         doc_key: &[u8],
         record: &VisibleRecord,
+        opts: &ReadOptions,
         commits_before: u64,
     ) {
-        if !lasting(record) {
+        if !lasting(record) || opts.table_ttl.is_some() {
             return;
         }
-        let Some(mut roots) = self.lock_unchanged(commits_before) else {
+        let Some(mut shard) = self.shard_unchanged(doc_key, opts.read_ht, commits_before) else {
             return;
         };
-        if let Some(kept) = roots.get_mut(doc_key) {
-            kept.counter = Some(record.clone());
+        let matches = shard.root(doc_key).is_some_and(|root| {
+            record.time > root.time()
+                && record.expiration == counter_expiration(root.time(), record.time)
+        });
+        if matches {
+            let entry = Entry::new(doc_key, record.time, &value_bytes(record));
+            shard.set_counter(doc_key, entry, self.shard_budget);
         }
     }
 
-    /// Forgets every root `batch` writes a record at, and brings kept counters up to date
-    /// (called before the batch reaches the engine).
-    pub(crate) fn apply_written(&self, batch: &WriteBatch) {
-        let mut roots = self.lock();
+    /// Brings the cache up to date with `batch`, whose records are no newer than `newest`
+    /// (called before the batch reaches the engine; [`Self::finished`] follows). `direct`:
+    /// written outside `write_now`, landing at once.
+    pub(crate) fn apply_written(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) {
+        if direct {
+            self.unlanded.fetch_add(1, Ordering::SeqCst);
+        }
+        self.newest.fetch_max(newest.0, Ordering::SeqCst);
         self.commits.fetch_add(1, Ordering::SeqCst);
-        if roots.is_empty() {
+        if self.shard_budget == 0 {
             return;
         }
         for op in batch.iter() {
             let key = op.key();
+            // Not a document record (the database's own metadata): nothing kept there.
+            if key.first().is_none_or(|&b| b < FIRST_RECORD_BYTE) {
+                continue;
+            }
             let Ok(len) = DocKey::encoded_len(key) else {
                 continue;
             };
-            let rest = &key[len..];
+            let (doc_key, rest) = key.split_at(len);
+            let value = match op {
+                WriteOp::Put(_, value) => Some(value.as_slice()),
+                WriteOp::Delete(_) => None,
+            };
             if rest.first() == Some(&KeyEntryType::HybridTime.as_u8()) {
-                roots.remove(&key[..len]);
+                self.root_written(doc_key, &rest[1..], value);
             } else if rest.first() == Some(&KeyEntryType::Counter.as_u8())
                 && rest.get(1) == Some(&KeyEntryType::HybridTime.as_u8())
-                && let Some(kept) = roots.get_mut(&key[..len])
             {
-                let value = match op {
-                    engine::WriteOp::Put(_, value) => Some(value.as_slice()),
-                    engine::WriteOp::Delete(_) => None,
-                };
-                let written = value.and_then(|v| written_record(&rest[2..], v, kept.level));
-                // Only a newer version replaces the kept one (a writer outside `write_now`
-                // may write the past); anything else leaves the counter to the next read.
-                kept.counter = match (kept.counter.take(), written) {
-                    (Some(old), Some(new)) if new.time > old.time => Some(new),
-                    _ => None,
-                };
+                self.counter_written(doc_key, &rest[2..], value);
             }
+        }
+    }
+
+    /// A record written at the root of `doc_key`: replaces a kept root if it is newer and
+    /// lasting, else drops it. A root not kept stays so: only reads fill the cache (a write
+    /// cannot tell whether something newer is stored).
+    fn root_written(&self, doc_key: &[u8], time: &[u8], value: Option<&[u8]>) {
+        let Some(mut shard) = self.shard_with(doc_key) else {
+            return;
+        };
+        let Some(kept) = shard.root(doc_key).map(Entry::time) else {
+            return;
+        };
+        let written = value.and_then(|v| Some((lasting_time(time, v)?, v)));
+        match written {
+            // The same time replaces the same engine key.
+            Some((time, value)) if time >= kept => {
+                shard.insert_root(Entry::new(doc_key, time, value), self.shard_budget);
+            }
+            // Older: the kept root stays the newest.
+            Some(_) => {}
+            // A tombstone, a TTL, a merge record, or an engine-level delete.
+            None => shard.remove(doc_key),
+        }
+    }
+
+    /// A record written at the counter of `doc_key`: kept if it is newer than the kept one.
+    fn counter_written(&self, doc_key: &[u8], time: &[u8], value: Option<&[u8]>) {
+        let Some(mut shard) = self.shard_with(doc_key) else {
+            return;
+        };
+        let Some(old) = shard.counters.get(doc_key).map(Entry::time) else {
+            return;
+        };
+        let written = value.and_then(|v| Some((lasting_time(time, v)?, v)));
+        // Only a newer version replaces the kept one (a writer outside `write_now` may write
+        // the past); anything else leaves the counter to the next read.
+        match written {
+            Some((time, value)) if time > old => {
+                let entry = Entry::new(doc_key, time, value);
+                shard.set_counter(doc_key, entry, self.shard_budget);
+            }
+            _ => shard.remove_counter(doc_key),
         }
     }
 }
 
-/// The record a read would find for a value just written at a kept root's counter: the
-/// newest version there, so visible as it is, if it is [`lasting`].
-fn written_record(time: &[u8], value: &[u8], root: RootLevel) -> Option<VisibleRecord> {
+/// The time of a record just written (`time` encoded, `value` stored), if it is [`lasting`]
+/// as a root or counter: live, no control fields.
+fn lasting_time(time: &[u8], value: &[u8]) -> Option<DocHybridTime> {
     let (time, rest) = DocHybridTime::decode(time).ok()?;
     if !rest.is_empty() {
         return None;
     }
     let value = Value::decode(value).ok()?;
-    let record = VisibleRecord {
-        time,
-        control: value.control,
-        payload: value.payload,
-        expired: false,
-        // No TTL of its own: what the root passes down, as a read works it out.
-        expiration: effective_expiration(None, [root.expiration()], time.ht),
-    };
-    lasting(&record).then_some(record)
+    let live = !value.payload.is_tombstone() && value.control == ValueControlFields::default();
+    live.then_some(time)
 }

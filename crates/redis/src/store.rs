@@ -495,8 +495,18 @@ impl<'c, E: Engine> Reads<'_, 'c, E> {
 
     /// The live key at `doc_key`, or `None`.
     pub fn key_info(&mut self, doc_key: &[u8]) -> CmdResult<Option<KeyInfo>> {
-        let Some(record) = self.view(doc_key)?.record(doc_key)? else {
-            return Ok(None);
+        let has_view = matches!(&self.view, Some((key, _)) if key.as_slice() == doc_key);
+        // A cached root needs no view (no iterator) at all: GET, INCR, EXISTS...
+        let cached = match has_view {
+            false => self.db.cached_root(doc_key, &ReadOptions::at(self.ht)),
+            true => None,
+        };
+        let record = match cached {
+            Some(record) => record,
+            None => match self.view(doc_key)?.record(doc_key)? {
+                Some(record) => record,
+                None => return Ok(None),
+            },
         };
         if !record.is_live() {
             return Ok(None);
