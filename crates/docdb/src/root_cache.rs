@@ -331,24 +331,24 @@ impl RootCache {
         HybridTime(self.newest.load(Ordering::SeqCst))
     }
 
-    /// The shard of `doc_key`, unless a batch was counted since [`Self::commits`] returned
-    /// `commits_before`, or something newer than `read_ht` was written: what was read may
-    /// then not be the newest record. (Checked under the shard's lock: a batch counted after
+    /// The shard of `doc_key` and the key's hash, unless a batch was counted since
+    /// [`Self::commits`] returned `commits_before`, a batch is landing, or something newer
+    /// than `read_ht` was written: what was read may then not be the newest record. (Checked under the shard's lock: a batch counted after
     /// the check sees, and updates, what goes in.)
     fn shard_unchanged(
         &self,
         doc_key: &[u8],
         read_ht: HybridTime,
         commits_before: u64,
-    ) -> Option<MutexGuard<'_, Shard>> {
+    ) -> Option<(MutexGuard<'_, Shard>, u64)> {
         if self.shard_budget == 0 {
             return None;
         }
-        let (shard, _) = self.shard(doc_key);
+        let (shard, hash) = self.shard(doc_key);
         let unchanged = self.commits() == commits_before
             && self.unlanded.load(Ordering::SeqCst) == 0
             && self.newest() <= read_ht;
-        unchanged.then_some(shard)
+        unchanged.then_some((shard, hash))
     }
 
     /// Forgets everything kept (writes it followed did not land).
@@ -422,10 +422,10 @@ impl RootCache {
         if !keeps {
             return;
         }
-        let Some(mut shard) = self.shard_unchanged(doc_key, opts.read_ht, commits_before) else {
+        let Some((mut shard, hash)) = self.shard_unchanged(doc_key, opts.read_ht, commits_before)
+        else {
             return;
         };
-        let hash = key_hash(doc_key);
         if shard.seen(hash) {
             let entry = Entry::new(doc_key, record.time, &value_bytes(record));
             shard.insert_root(entry, self.shard_budget);
@@ -447,7 +447,8 @@ impl RootCache {
         if !lasting(record) || opts.table_ttl.is_some() {
             return;
         }
-        let Some(mut shard) = self.shard_unchanged(doc_key, opts.read_ht, commits_before) else {
+        let Some((mut shard, _)) = self.shard_unchanged(doc_key, opts.read_ht, commits_before)
+        else {
             return;
         };
         let matches = shard.root(doc_key).is_some_and(|root| {
