@@ -21,25 +21,8 @@ use docdb::{
 use dockv::doc_key::{DocKey, SubDocKey};
 use dockv::value::{PrimitiveValue, Ttl};
 use dockv::{DocHybridTime, HybridTime, KeyEntryValue};
+use engine::testing::Rng;
 use engine::{Engine, EngineIterator, KvRead, MemEngine};
-
-/// xorshift64*: small, seedable, good enough for test generation.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 /// A path: document index and subkeys.
 type Path = (usize, Vec<KeyEntryValue>);
@@ -419,7 +402,7 @@ fn options(table_ttl: Option<Ttl>) -> DocDbOptions {
 
 fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Option<E>) -> E) {
     eprintln!("model test seed {seed} ops {ops} (replay with DOCDB_MODEL_SEED={seed})");
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let table_ttl = if rng.chance(30) {
         Some(Ttl(5 + rng.below(10) as i64))
     } else {

@@ -11,6 +11,7 @@ use dockv::doc_key::DocKey;
 use dockv::value::{PrimitiveValue, Ttl, Value};
 use dockv::{HybridTime, KeyEntryValue};
 use engine::MemEngine;
+use engine::testing::Rng;
 
 fn open() -> DocDb<MemEngine> {
     let policy = GcPolicy::new(Arc::new(HybridClock::default()));
@@ -362,13 +363,8 @@ fn cached_roots_match_uncached_reads() {
                 .map_or(1, |d| d.as_nanos() as u64)
         });
     println!("cache test seed {seed} (replay with DOCDB_CACHE_SEED={seed})");
-    let mut state = seed | 1;
-    let mut next = move |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
+    let mut rng = Rng::new(seed);
+    let mut next = move |n: u64| rng.below(n);
     let keys: Vec<Vec<u8>> = (0..4).map(|i| doc_key(&format!("k{i}"))).collect();
     let mut db = open();
     let mut times = vec![db.safe_time()];

@@ -976,23 +976,33 @@ pub fn check_statistics<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterArg
 // ---------------------------------------------------------------------------------------
 // Randomized differential check against a BTreeMap model.
 
-/// xorshift64*: small, deterministic, dependency-free.
-struct Rng(u64);
+/// xorshift64*: small, deterministic, dependency-free; a seed replays a randomized test
+/// exactly. Shared by the workspace's randomized tests.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Self {
+    /// A generator for `seed` (any value, zero included).
+    pub fn new(seed: u64) -> Self {
         Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+    /// Uniform enough in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    /// True `percent` times in 100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
     }
 
     /// A short key over a tiny alphabet, so keys collide and sort interestingly.
