@@ -264,7 +264,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             stopped.clone(),
         ));
     }
-    tokio::spawn(docdb_redis::server::sync_wal_every_second(
+    tokio::spawn(docdb_redis::server::every_second(
         core.clone(),
         stopped.clone(),
     ));

@@ -1,7 +1,9 @@
 //! [`RocksEngine`]: the [`engine::Engine`] implementation over RocksDB.
 
 use std::collections::BTreeMap;
+use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use engine::{
@@ -24,7 +26,9 @@ const REWRITE_CHUNK: usize = 1024;
 
 /// A RocksDB database (default column family) behind the [`Engine`] trait.
 pub struct RocksEngine {
-    // Declared first so it is dropped (closed) first.
+    // Declared first so its iterators are dropped before the database they read.
+    pool: IterPool,
+    // Declared before the options so it is dropped (closed) before them.
     db: DB,
     /// The options the database was opened with; they own its statistics object.
     options: Options,
@@ -114,6 +118,7 @@ impl RocksEngine {
 
         let db = DB::open(&options, &config.path).map_err(convert)?;
         Ok(Self {
+            pool: IterPool::default(),
             db,
             options,
             statistics: config.statistics,
@@ -215,9 +220,18 @@ impl KvRead for RocksEngine {
     }
 
     fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
-        Ok(RocksIter::new(opts, true, |read| {
-            self.db.raw_iterator_opt(read)
-        }))
+        let Some(kind) = PoolKind::of(&opts) else {
+            return Ok(RocksIter::new(opts, true, None, |read| {
+                self.db.raw_iterator_opt(read)
+            }));
+        };
+        let kept = self.pool.take(kind);
+        let mut iter = RocksIter::new(opts, true, Some((&self.pool, kind)), |read| {
+            kept.unwrap_or_else(|| self.db.raw_iterator_opt(read))
+        });
+        // A kept iterator still reads the state of its last use.
+        iter.inner.refresh().map_err(convert)?;
+        Ok(iter)
     }
 }
 
@@ -286,6 +300,12 @@ impl Engine for RocksEngine {
         Ok(outcome)
     }
 
+    /// Drops the iterators kept for reuse if none was taken since the previous call, so
+    /// that an idle database does not pin memtables and files it no longer needs.
+    fn trim_idle(&self) {
+        self.pool.trim_idle();
+    }
+
     fn statistics(&self) -> Result<EngineStatistics> {
         let mut counters = BTreeMap::new();
         let mut text = String::new();
@@ -338,7 +358,7 @@ impl KvRead for RocksSnapshot<'_> {
     }
 
     fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
-        Ok(RocksIter::new(opts, false, |read| {
+        Ok(RocksIter::new(opts, false, None, |read| {
             self.inner.raw_iterator_opt(read)
         }))
     }
@@ -352,7 +372,10 @@ impl Snapshot for RocksSnapshot<'_> {}
 /// [`reset`](EngineIterator::reset) are enforced here: seeks are clamped to them and a key
 /// outside them ends the iteration.
 pub struct RocksIter<'a> {
-    inner: DBRawIteratorWithThreadMode<'a, DB>,
+    /// Taken out only when dropped, to go back to `pool`.
+    inner: ManuallyDrop<RawIter<'a>>,
+    /// Where an unbounded iterator goes when dropped, to be reused.
+    pool: Option<(&'a IterPool, PoolKind)>,
     /// The bounds it was created with (RocksDB's own).
     created: IterOptions,
     /// Whether a reset moves it to the latest state (false for a snapshot's iterator).
@@ -361,6 +384,82 @@ pub struct RocksIter<'a> {
     narrowed: Option<Narrowed>,
     /// Whether `inner` is on a key within the bounds.
     on_key: bool,
+}
+
+type RawIter<'a> = DBRawIteratorWithThreadMode<'a, DB>;
+
+/// The kinds of iterator kept for reuse: unbounded ones (callers narrow them with
+/// [`EngineIterator::reset`]), by `(prefix_same_as_start, fill_cache)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PoolKind(bool, bool);
+
+impl PoolKind {
+    fn of(opts: &IterOptions) -> Option<PoolKind> {
+        (opts.lower.is_none() && opts.upper.is_none())
+            .then_some(PoolKind(opts.prefix_same_as_start, opts.fill_cache))
+    }
+}
+
+/// Iterators kept for reuse. Building an iterator's tree over the memtables and files, and
+/// freeing it, costs more than the seek a point read makes; refreshing a kept one costs an
+/// atomic load unless a flush or compaction changed the files since its last use.
+///
+/// A kept iterator pins the memtables and files of its last use, so what it holds is freed
+/// late: [`RocksEngine::trim_idle`] drops the iterators of a pool unused since its previous
+/// call.
+#[derive(Default)]
+struct IterPool {
+    /// `'static` stands for the engine's lifetime: the pool is a field of the engine,
+    /// dropped before its database, and hands iterators out only as `RocksIter<'a>`
+    /// borrowing the engine.
+    kept: Mutex<Vec<(PoolKind, RawIter<'static>)>>,
+    used: AtomicBool,
+}
+
+/// Iterators kept at most: about one per thread reading at once.
+const POOL_CAPACITY: usize = 16;
+
+impl IterPool {
+    fn take(&self, kind: PoolKind) -> Option<RawIter<'static>> {
+        self.used.store(true, Ordering::Relaxed);
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = kept.iter().rposition(|(k, _)| *k == kind)?;
+        Some(kept.swap_remove(at).1)
+    }
+
+    /// Keeps `iter` unless the pool is full.
+    ///
+    /// # Safety
+    /// `iter` must read the database owning this pool.
+    #[allow(unsafe_code)]
+    unsafe fn put(&self, kind: PoolKind, iter: RawIter<'_>) {
+        // SAFETY: the database outlives the pool (see `kept`).
+        let iter = unsafe { std::mem::transmute::<RawIter<'_>, RawIter<'static>>(iter) };
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < POOL_CAPACITY {
+            kept.push((kind, iter));
+        }
+    }
+
+    fn trim_idle(&self) {
+        if !self.used.swap(false, Ordering::Relaxed) {
+            let idle =
+                std::mem::take(&mut *self.kept.lock().unwrap_or_else(PoisonError::into_inner));
+            drop(idle);
+        }
+    }
+}
+
+impl Drop for RocksIter<'_> {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // SAFETY: `inner` is not used after this.
+        let inner = unsafe { ManuallyDrop::take(&mut self.inner) };
+        if let Some((pool, kind)) = self.pool {
+            // SAFETY: only the engine's own iterators carry its pool.
+            unsafe { pool.put(kind, inner) };
+        }
+    }
 }
 
 /// Bounds a reset narrowed a [`RocksIter`] to. The buffers are reused across resets.
@@ -393,7 +492,8 @@ impl<'a> RocksIter<'a> {
     fn new(
         opts: IterOptions,
         refreshable: bool,
-        open: impl FnOnce(ReadOptions) -> DBRawIteratorWithThreadMode<'a, DB>,
+        pool: Option<(&'a IterPool, PoolKind)>,
+        open: impl FnOnce(ReadOptions) -> RawIter<'a>,
     ) -> Self {
         let created = IterOptions {
             lower: opts.lower.clone(),
@@ -401,7 +501,8 @@ impl<'a> RocksIter<'a> {
             ..IterOptions::default()
         };
         RocksIter {
-            inner: open(read_options(opts)),
+            inner: ManuallyDrop::new(open(read_options(opts))),
+            pool,
             created,
             refreshable,
             narrowed: None,
@@ -420,7 +521,7 @@ impl<'a> RocksIter<'a> {
 }
 
 /// Positions `inner` at the last key below `upper` (exclusive).
-fn seek_below(inner: &mut DBRawIteratorWithThreadMode<'_, DB>, upper: &[u8]) {
+fn seek_below(inner: &mut RawIter<'_>, upper: &[u8]) {
     inner.seek_for_prev(upper);
     if inner.valid() && inner.key() == Some(upper) {
         inner.prev();

@@ -360,3 +360,74 @@ fn prefix_iteration_with_a_custom_extractor() {
     }
     assert_eq!(count, 25);
 }
+
+/// Collects what `iter` yields from its first key on.
+fn keys_from_start(iter: &mut impl EngineIterator) -> Vec<Vec<u8>> {
+    iter.seek_to_first();
+    let mut keys = Vec::new();
+    while iter.valid().expect("status") {
+        keys.push(iter.key().to_vec());
+        iter.next();
+    }
+    keys
+}
+
+#[test]
+fn a_reused_iterator_reads_the_latest_state() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(config(&dir)).expect("open");
+    put(&e, b"a", b"1");
+    let mut first = e.iterator(IterOptions::new()).expect("iterator");
+    assert_eq!(keys_from_start(&mut first), vec![b"a".to_vec()]);
+    drop(first);
+    // Written after the first iterator went back to the pool: the next one must see it,
+    // across a flush (new files) as well as in the memtable.
+    put(&e, b"b", b"2");
+    let mut second = e.iterator(IterOptions::new()).expect("iterator");
+    assert_eq!(
+        keys_from_start(&mut second),
+        vec![b"a".to_vec(), b"b".to_vec()]
+    );
+    drop(second);
+    e.flush().expect("flush");
+    put(&e, b"c", b"3");
+    let mut third = e.iterator(IterOptions::new()).expect("iterator");
+    assert_eq!(
+        keys_from_start(&mut third),
+        [b"a", b"b", b"c"].map(|k| k.to_vec())
+    );
+    // Bounded iterators are never kept, and an open one keeps its own view.
+    let mut bounded = e
+        .iterator(IterOptions::new().lower("b").upper("c"))
+        .expect("iterator");
+    put(&e, b"b2", b"4");
+    assert_eq!(keys_from_start(&mut bounded), vec![b"b".to_vec()]);
+    assert_eq!(
+        keys_from_start(&mut third),
+        [b"a", b"b", b"c"].map(|k| k.to_vec())
+    );
+}
+
+#[test]
+fn kept_iterators_release_old_files_once_idle() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(config(&dir)).expect("open");
+    let versions = |e: &RocksEngine| {
+        e.property_int("rocksdb.num-live-versions")
+            .expect("property")
+            .expect("known property")
+    };
+    put(&e, b"a", b"1");
+    e.flush().expect("flush");
+    drop(e.iterator(IterOptions::new()).expect("iterator"));
+    // A flush makes a new version; the kept iterator still pins the old one.
+    put(&e, b"b", b"2");
+    e.flush().expect("flush");
+    assert_eq!(versions(&e), 2, "the kept iterator pins its version");
+    // Used since the last trim: kept.
+    e.trim_idle();
+    assert_eq!(versions(&e), 2);
+    // Unused since the last trim: released.
+    e.trim_idle();
+    assert_eq!(versions(&e), 1, "an idle pool releases its iterators");
+}

@@ -77,4 +77,9 @@ pub trait Engine: KvRead + Send + Sync + 'static {
 
     /// Engine statistics.
     fn statistics(&self) -> Result<EngineStatistics>;
+
+    /// Releases what the engine keeps for reuse (such as iterators) if it went unused since
+    /// the previous call, so an idle engine holds nothing it no longer needs. Long-running
+    /// callers call it periodically. The default keeps nothing and does nothing.
+    fn trim_idle(&self) {}
 }

@@ -448,15 +448,14 @@ async fn metrics_request<E: Engine>(core: &Core<E>, mut stream: TcpStream) -> io
     stream.shutdown().await
 }
 
-/// Syncs the WAL once a second while `fsync` is `everysec`, until shutdown.
-pub async fn sync_wal_every_second<E: Engine>(
-    core: Arc<Core<E>>,
-    mut shutdown: watch::Receiver<bool>,
-) {
+/// Once a second until shutdown: lets the engine release what it kept for reuse if it
+/// was idle, and syncs the WAL while `fsync` is `everysec`.
+pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
             _ = tick.tick() => {
+                core.store.docdb().engine().trim_idle();
                 if core.config().fsync != Fsync::EverySec {
                     continue;
                 }
