@@ -295,3 +295,112 @@ fn a_rust_redis_client_library_works_against_docdb() {
     };
     assert_eq!(zs, vec![("b".to_string(), 0.5), ("a".to_string(), 1.5)]);
 }
+
+/// CLIENT LIST's lines, each as its `key=value` fields.
+fn client_lines(client: &mut RespClient, args: &[&str]) -> Vec<Vec<(String, String)>> {
+    let Frame::Bulk(text) = client.call(args).expect("client list") else {
+        panic!("CLIENT LIST replies with a bulk string");
+    };
+    String::from_utf8(text)
+        .expect("utf-8")
+        .lines()
+        .map(|line| {
+            line.split(' ')
+                .map(|field| {
+                    let (key, value) = field.split_once('=').expect("key=value");
+                    (key.to_string(), value.to_string())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn field<'a>(line: &'a [(String, String)], key: &str) -> &'a str {
+    line.iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+}
+
+fn client_id(client: &mut RespClient) -> i64 {
+    match client.call(&["CLIENT", "ID"]).expect("client id") {
+        Frame::Integer(id) => id,
+        other => panic!("CLIENT ID gave {other:?}"),
+    }
+}
+
+#[test]
+fn client_list_shows_every_connection_and_client_kill_closes_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_server, addr) = server_in(dir.path());
+    let ok = Frame::Simple("OK".into());
+    let mut a = connect(addr);
+    let mut b = connect(addr);
+    assert_eq!(
+        a.call(&["CLIENT", "SETNAME", "alpha"]).expect("setname"),
+        ok
+    );
+    assert_eq!(b.call(&["CLIENT", "SETNAME", "beta"]).expect("setname"), ok);
+    assert_eq!(b.call(&["SELECT", "2"]).expect("select"), ok);
+    let (id_a, id_b) = (client_id(&mut a), client_id(&mut b));
+
+    let lines = client_lines(&mut a, &["CLIENT", "LIST"]);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let expected = [(id_a, "alpha", "0"), (id_b, "beta", "2")];
+    for (line, (id, name, db)) in lines.iter().zip(expected) {
+        assert_eq!(field(line, "id"), id.to_string());
+        assert_eq!(field(line, "name"), name);
+        assert_eq!(field(line, "db"), db);
+        assert!(field(line, "addr").starts_with("127.0.0.1:"), "{line:?}");
+    }
+    let only_b = client_lines(&mut a, &["CLIENT", "LIST", "ID", &id_b.to_string()]);
+    assert_eq!(only_b.len(), 1);
+    assert_eq!(field(&only_b[0], "name"), "beta");
+    let own = client_lines(&mut b, &["CLIENT", "INFO"]);
+    assert_eq!(field(&own[0], "id"), id_b.to_string());
+
+    // Bad arguments are refused and close nothing.
+    let err = |text: &str| Frame::Error(text.into());
+    assert_eq!(
+        a.call(&["CLIENT", "KILL", "ID", "0"]).expect("kill"),
+        err("ERR client-id should be greater than 0")
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "KILL", "203.0.113.1:1"]).expect("kill"),
+        err("ERR No such client")
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "KILL", "ID", "1", "BOGUS", "x"])
+            .expect("kill"),
+        err("ERR syntax error")
+    );
+    // The caller is spared unless it says otherwise.
+    let id_a_text = id_a.to_string();
+    assert_eq!(
+        a.call(&["CLIENT", "KILL", "ID", &id_a_text]).expect("kill"),
+        Frame::Integer(0)
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "KILL", "ID", &id_b.to_string()])
+            .expect("kill"),
+        Frame::Integer(1)
+    );
+    assert_eq!(b.read_to_close().expect("closed"), b"");
+    let mut remaining = Vec::new();
+    for _ in 0..100 {
+        remaining = client_lines(&mut a, &["CLIENT", "LIST"]);
+        if remaining.len() == 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(remaining.len(), 1, "{remaining:?}");
+    assert_eq!(field(&remaining[0], "id"), id_a_text);
+    // Killing itself: the reply comes first, then the connection closes.
+    assert_eq!(
+        a.call(&["CLIENT", "KILL", "ID", &id_a_text, "SKIPME", "no"])
+            .expect("kill"),
+        Frame::Integer(1)
+    );
+    assert_eq!(a.read_to_close().expect("closed"), b"");
+}

@@ -8,6 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use engine::Engine;
 
 use crate::blocking::Blocking;
+use crate::clients::ClientRegistry;
 use crate::cmd::Table;
 use crate::frame::Limits;
 use crate::metrics::{Metrics, metric};
@@ -100,6 +101,8 @@ pub struct Core<E: Engine> {
     writes_synced: AtomicU64,
     /// Connected clients now.
     pub clients: AtomicUsize,
+    /// Each connected client, for CLIENT LIST and CLIENT KILL.
+    pub registry: ClientRegistry,
     /// When the server started.
     pub started: Instant,
 }
@@ -121,6 +124,7 @@ impl<E: Engine> Core<E> {
             writes_flushed: AtomicU64::new(0),
             writes_synced: AtomicU64::new(0),
             clients: AtomicUsize::new(0),
+            registry: ClientRegistry::default(),
             started: Instant::now(),
         }
     }

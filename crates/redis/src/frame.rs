@@ -74,6 +74,16 @@ pub enum Protocol {
     Resp3,
 }
 
+impl Protocol {
+    /// The version number HELLO and CLIENT LIST show: 2 or 3.
+    pub fn number(self) -> i64 {
+        match self {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        }
+    }
+}
+
 /// A reply (or, for tests and clients, any RESP2 or RESP3 value). The RESP3-only types
 /// encode as their RESP2 equivalents on a RESP2 connection, as Redis sends them.
 #[derive(Debug, Clone, PartialEq)]

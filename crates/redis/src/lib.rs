@@ -6,6 +6,7 @@
 //! the tokio network loop around that; [`core::Core`] is what connections share.
 
 pub mod blocking;
+pub mod clients;
 pub mod cmd;
 pub mod core;
 pub mod error;

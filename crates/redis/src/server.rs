@@ -99,6 +99,7 @@ struct Cleanup<'a, E: Engine> {
 impl<E: Engine> Drop for Cleanup<'_, E> {
     fn drop(&mut self) {
         self.core.broker.remove_client(self.id);
+        self.core.registry.remove(self.id);
     }
 }
 
@@ -113,6 +114,7 @@ async fn connection<E: Engine>(
     let (push, mut pushed, overflowed) = Subscriber::channel();
     let mut session = Session::new(core.next_client_id(), peer, push);
     session.authenticated = core.config().requirepass.is_none();
+    let killed = core.registry.register(&session);
     let _cleanup = Cleanup {
         core,
         id: session.id,
@@ -125,6 +127,7 @@ async fn connection<E: Engine>(
             let reply = tokio::select! {
                 reply = waited => reply?,
                 _ = shutdown.changed() => None,
+                () = killed.notified() => None,
             };
             let Some(reply) = reply else { return Ok(()) };
             reply.encode_as(session.protocol, &mut output);
@@ -166,6 +169,8 @@ async fn connection<E: Engine>(
                 }
             }
             _ = shutdown.changed() => return Ok(()),
+            // CLIENT KILL: after the reply to the request that named it, if its own.
+            () = killed.notified() => return Ok(()),
         }
     }
 }

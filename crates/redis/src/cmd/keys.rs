@@ -477,6 +477,7 @@ fn select<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     };
     ctx.session.db = id;
     ctx.session.db_name = name;
+    ctx.core.registry.update(ctx.session);
     Ok(ok())
 }
 

@@ -12,6 +12,7 @@ use super::{
     ADMIN, Ctx, NO_AUTH, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null, execute_as_of, is,
     ok, spec,
 };
+use crate::clients::ClientFilter;
 use crate::core::{Fsync, RuntimeConfig};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
@@ -148,12 +149,13 @@ fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     // The reply is already in the new protocol.
     ctx.session.protocol = protocol;
+    ctx.core.registry.update(ctx.session);
     let field = |name: &str, value: Frame| (Frame::Bulk(name.as_bytes().to_vec()), value);
     let bulk = |text: &str| Frame::Bulk(text.as_bytes().to_vec());
     Ok(Frame::Map(vec![
         field("server", bulk("redis")),
         field("version", bulk(REDIS_VERSION)),
-        field("proto", Frame::Integer(protocol_number(protocol))),
+        field("proto", Frame::Integer(protocol.number())),
         field("id", Frame::Integer(ctx.session.id as i64)),
         field("mode", bulk("standalone")),
         field("role", bulk("master")),
@@ -162,13 +164,6 @@ fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 }
 
 /// HELLO's and CLIENT INFO's number for a protocol.
-fn protocol_number(protocol: Protocol) -> i64 {
-    match protocol {
-        Protocol::Resp2 => 2,
-        Protocol::Resp3 => 3,
-    }
-}
-
 fn command_info<E: Engine>(spec: &Spec<E>) -> Frame {
     let has_key = spec.first_key > 0;
     Frame::Array(vec![
@@ -320,6 +315,7 @@ fn set_name<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &[u8]) -> CmdResult<()> {
         ));
     }
     ctx.session.name = (!name.is_empty()).then(|| name.to_vec());
+    ctx.core.registry.update(ctx.session);
     Ok(())
 }
 
@@ -334,19 +330,86 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         (b"getname", 2) => Ok(bulk_or_null(ctx.session.name.clone())),
         (b"id", 2) => Ok(Frame::Integer(ctx.session.id as i64)),
         (b"setinfo", 4) => Ok(ok()),
-        (b"info" | b"list", _) => {
-            let s = &ctx.session;
-            let line = format!(
-                "id={} addr={} name={} db={} resp={}\n",
-                s.id,
-                s.addr,
-                String::from_utf8_lossy(s.name.as_deref().unwrap_or_default()),
-                s.db_name,
-                protocol_number(s.protocol)
-            );
-            Ok(Frame::Verbatim(line.into_bytes()))
+        (b"info", 2) => {
+            let own = ClientFilter {
+                ids: vec![ctx.session.id],
+                addr: None,
+            };
+            Ok(Frame::Verbatim(ctx.core.registry.list(&own).into_bytes()))
+        }
+        (b"list", _) => {
+            let filter = list_filter(&ctx.args[2..])?;
+            Ok(Frame::Verbatim(
+                ctx.core.registry.list(&filter).into_bytes(),
+            ))
+        }
+        (b"kill", 3) => {
+            // The old form: one address; the caller's own connection included.
+            let filter = ClientFilter {
+                ids: Vec::new(),
+                addr: Some(String::from_utf8_lossy(ctx.arg(2)).into_owned()),
+            };
+            if ctx.core.registry.kill(&filter, None).is_empty() {
+                return Err(CmdError::err("No such client"));
+            }
+            Ok(ok())
+        }
+        (b"kill", _) => {
+            let (filter, skip_me) = kill_filter(&ctx.args[2..])?;
+            let skip = skip_me.then_some(ctx.session.id);
+            Ok(Frame::Integer(
+                ctx.core.registry.kill(&filter, skip).len() as i64
+            ))
         }
         _ => Err(unknown_subcommand(ctx.arg(1), "CLIENT")),
+    }
+}
+
+/// CLIENT LIST's arguments: nothing, or `ID id [id ...]`.
+fn list_filter(args: &[Vec<u8>]) -> CmdResult<ClientFilter> {
+    match args.split_first() {
+        None => Ok(ClientFilter::default()),
+        Some((first, ids)) if is(first, "id") && !ids.is_empty() => Ok(ClientFilter {
+            ids: ids
+                .iter()
+                .map(|id| client_id(id))
+                .collect::<CmdResult<_>>()?,
+            addr: None,
+        }),
+        Some(_) => Err(CmdError::Syntax),
+    }
+}
+
+/// CLIENT KILL's `filter value` pairs (ID, ADDR, SKIPME): the filter, and whether the
+/// caller's own connection is spared (the default).
+fn kill_filter(args: &[Vec<u8>]) -> CmdResult<(ClientFilter, bool)> {
+    if args.is_empty() || !args.len().is_multiple_of(2) {
+        return Err(CmdError::Syntax);
+    }
+    let mut filter = ClientFilter::default();
+    let mut skip_me = true;
+    for pair in args.chunks_exact(2) {
+        let (name, value) = (&pair[0], &pair[1]);
+        if is(name, "id") {
+            filter.ids.push(client_id(value)?);
+        } else if is(name, "addr") {
+            filter.addr = Some(String::from_utf8_lossy(value).into_owned());
+        } else if is(name, "skipme") && (is(value, "yes") || is(value, "no")) {
+            skip_me = is(value, "yes");
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    Ok((filter, skip_me))
+}
+
+fn client_id(arg: &[u8]) -> CmdResult<u64> {
+    match std::str::from_utf8(arg)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+    {
+        Some(id) if id > 0 => Ok(id as u64),
+        _ => Err(CmdError::err("client-id should be greater than 0")),
     }
 }
 
