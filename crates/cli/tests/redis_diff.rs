@@ -13,34 +13,10 @@ use std::collections::VecDeque;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common_redis::{Frame, RespClient, docdb, encode_command, render, require_redis};
+use engine::testing::Rng;
 
 // ---------------------------------------------------------------------------------------
-// Random numbers: splitmix64, so a seed replays exactly without a dependency.
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+// Random numbers: `engine::testing::Rng`, so a seed replays exactly.
 
 // ---------------------------------------------------------------------------------------
 // The command universe.
@@ -166,9 +142,9 @@ const INDEXES: &[&str] = &["0", "1", "2", "-1", "-2", "-5", "3", "10", "x"];
 /// A key of the preferred pool, or (10%) any key, so types collide.
 fn key(rng: &mut Rng, pool: &[&str]) -> String {
     if rng.chance(10) {
-        rng.pick(ALL_KEYS).into()
+        rng.pick(ALL_KEYS).to_string()
     } else {
-        rng.pick(pool).into()
+        rng.pick(pool).to_string()
     }
 }
 
@@ -187,14 +163,14 @@ fn random_op(rng: &mut Rng, now: u64) -> Op {
 
 fn string_op(rng: &mut Rng) -> Op {
     let k = key(rng, STRINGS);
-    let v = rng.pick(VALUES);
+    let v = *rng.pick(VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(19) {
         0 | 1 => exact(args!["GET", k]),
         17 | 18 => exact(getex_args(rng, k)),
         2 | 3 => exact(set_args(rng, k, v)),
-        4 => exact(args!["SETEX", k, rng.pick(&["100", "0", "-1", "x"]), v]),
-        5 => exact(args!["PSETEX", k, rng.pick(&["100000", "0"]), v]),
+        4 => exact(args!["SETEX", k, *rng.pick(&["100", "0", "-1", "x"]), v]),
+        5 => exact(args!["PSETEX", k, *rng.pick(&["100000", "0"]), v]),
         6 => exact(args!["SETNX", k, v]),
         7 if rng.chance(30) => exact(args!["GETDEL", k]),
         7 => exact(args!["GETSET", k, v]),
@@ -202,20 +178,20 @@ fn string_op(rng: &mut Rng) -> Op {
         9 => exact(mset_args(rng)),
         10 => exact(args!["APPEND", k, v]),
         11 => exact(args!["STRLEN", k]),
-        12 => exact(args!["GETRANGE", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
+        12 => exact(args!["GETRANGE", k, *rng.pick(INDEXES), *rng.pick(INDEXES)]),
         13 => exact(args![
             "SETRANGE",
             k,
-            rng.pick(&["0", "1", "3", "7", "-1"]),
+            *rng.pick(&["0", "1", "3", "7", "-1"]),
             v
         ]),
-        14 => exact(args![rng.pick(&["INCR", "DECR"]), k]),
+        14 => exact(args![*rng.pick(&["INCR", "DECR"]), k]),
         15 => exact(args![
-            rng.pick(&["INCRBY", "DECRBY"]),
+            *rng.pick(&["INCRBY", "DECRBY"]),
             k,
-            rng.pick(INCREMENTS)
+            *rng.pick(INCREMENTS)
         ]),
-        _ => exact(args!["INCRBYFLOAT", k, rng.pick(FLOATS)]),
+        _ => exact(args!["INCRBYFLOAT", k, *rng.pick(FLOATS)]),
     }
 }
 
@@ -225,11 +201,11 @@ fn getex_args(rng: &mut Rng, k: String) -> Vec<String> {
     for _ in 0..rng.below(3) {
         match rng.below(6) {
             0 => args.push("PERSIST".into()),
-            1 => args.extend(args!["EX", rng.pick(&["100", "1000", "0", "x"])]),
-            2 => args.extend(args!["PX", rng.pick(&["100000", "-5"])]),
-            3 => args.extend(args!["EXAT", rng.pick(&["1", "9223372036854775807"])]),
+            1 => args.extend(args!["EX", *rng.pick(&["100", "1000", "0", "x"])]),
+            2 => args.extend(args!["PX", *rng.pick(&["100000", "-5"])]),
+            3 => args.extend(args!["EXAT", *rng.pick(&["1", "9223372036854775807"])]),
             4 => args.extend(args!["PXAT", "1"]),
-            _ => args.push(rng.pick(&["EX", "bogus"]).into()),
+            _ => args.push(rng.pick(&["EX", "bogus"]).to_string()),
         }
     }
     args
@@ -238,8 +214,8 @@ fn getex_args(rng: &mut Rng, k: String) -> Vec<String> {
 fn set_args(rng: &mut Rng, k: String, v: &str) -> Vec<String> {
     let mut args = args!["SET", k, v];
     match rng.below(8) {
-        0 => args.extend(args!["EX", rng.pick(&["100", "1000", "0", "x"])]),
-        1 => args.extend(args!["PX", rng.pick(&["100000", "-5"])]),
+        0 => args.extend(args!["EX", *rng.pick(&["100", "1000", "0", "x"])]),
+        1 => args.extend(args!["PX", *rng.pick(&["100000", "-5"])]),
         _ => {}
     }
     match rng.below(10) {
@@ -255,11 +231,11 @@ fn set_args(rng: &mut Rng, k: String, v: &str) -> Vec<String> {
 /// of those that read nothing share a batch.
 fn blind_write_op(rng: &mut Rng) -> Op {
     let k = key(rng, STRINGS);
-    let v = rng.pick(VALUES);
+    let v = *rng.pick(VALUES);
     let args = match rng.below(8) {
         0 | 1 => mset_args(rng),
-        2 => args!["SETEX", k, rng.pick(&["100", "0", "x"]), v],
-        3 => args!["PSETEX", k, rng.pick(&["100000", "-1"]), v],
+        2 => args!["SETEX", k, *rng.pick(&["100", "0", "x"]), v],
+        3 => args!["PSETEX", k, *rng.pick(&["100000", "-1"]), v],
         _ => set_args(rng, k, v),
     };
     Op::new(args, Cmp::Exact)
@@ -268,7 +244,7 @@ fn blind_write_op(rng: &mut Rng) -> Op {
 fn mset_args(rng: &mut Rng) -> Vec<String> {
     let mut args = args!["MSET"];
     for _ in 0..=rng.below(3) {
-        args.extend(args![key(rng, STRINGS), rng.pick(VALUES)]);
+        args.extend(args![key(rng, STRINGS), *rng.pick(VALUES)]);
     }
     if rng.chance(5) {
         args.push("odd".into());
@@ -280,26 +256,26 @@ fn key_op(rng: &mut Rng, now: u64) -> Op {
     let k = key(rng, ALL_KEYS);
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(18) {
-        0 => exact(args![rng.pick(&["DEL", "UNLINK"]), k, key(rng, ALL_KEYS)]),
+        0 => exact(args![*rng.pick(&["DEL", "UNLINK"]), k, key(rng, ALL_KEYS)]),
         1 => exact(args![
-            rng.pick(&["EXISTS", "TOUCH"]),
+            *rng.pick(&["EXISTS", "TOUCH"]),
             k.clone(),
             key(rng, ALL_KEYS),
             k
         ]),
         2 => exact(args!["TYPE", k]),
         3 => exact(args!["RENAME", k, key(rng, ALL_KEYS)]),
-        4 => Op::new(args!["KEYS", rng.pick(PATTERNS)], Cmp::Unordered),
+        4 => Op::new(args!["KEYS", *rng.pick(PATTERNS)], Cmp::Unordered),
         5 => exact(args!["DBSIZE"]),
         6 => exact(args![
             "EXPIRE",
             k,
-            rng.pick(&["100", "500", "1000", "0", "-5", "x"])
+            *rng.pick(&["100", "500", "1000", "0", "-5", "x"])
         ]),
         7 => exact(args![
             "PEXPIRE",
             k,
-            rng.pick(&["100000", "999999", "0", "-1"])
+            *rng.pick(&["100000", "999999", "0", "-1"])
         ]),
         8 => {
             let at = [
@@ -307,11 +283,11 @@ fn key_op(rng: &mut Rng, now: u64) -> Op {
                 (now + 1000).to_string(),
                 "1".into(),
             ];
-            exact(args!["EXPIREAT", k, at[rng.below(at.len())].clone()])
+            exact(args!["EXPIREAT", k, rng.pick(&at).clone()])
         }
         9 => {
             let at = [((now + 700) * 1000).to_string(), "1".into()];
-            exact(args!["PEXPIREAT", k, at[rng.below(at.len())].clone()])
+            exact(args!["PEXPIREAT", k, rng.pick(&at).clone()])
         }
         10 | 11 => Op::new(args!["TTL", k], Cmp::Within(2)),
         12 => Op::new(args!["PTTL", k], Cmp::Within(2000)),
@@ -327,43 +303,43 @@ fn key_op(rng: &mut Rng, now: u64) -> Op {
 
 fn hash_op(rng: &mut Rng) -> Op {
     let k = key(rng, HASHES);
-    let f = rng.pick(FIELDS);
-    let v = rng.pick(VALUES);
+    let f = *rng.pick(FIELDS);
+    let v = *rng.pick(VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(15) {
-        0 | 1 => exact(args!["HSET", k, f, v, rng.pick(FIELDS), rng.pick(VALUES)]),
-        14 => exact(args!["HINCRBYFLOAT", k, f, rng.pick(FLOATS)]),
+        0 | 1 => exact(args!["HSET", k, f, v, *rng.pick(FIELDS), *rng.pick(VALUES)]),
+        14 => exact(args!["HINCRBYFLOAT", k, f, *rng.pick(FLOATS)]),
         12 => exact(args!["HSETNX", k, f, v]),
         2 => exact(args!["HSET", k, f, v]),
         3 => exact(args!["HMSET", k, f, v]),
         4 => exact(args!["HGET", k, f]),
-        5 => exact(args!["HMGET", k, f, rng.pick(FIELDS)]),
+        5 => exact(args!["HMGET", k, f, *rng.pick(FIELDS)]),
         6 => Op::new(args!["HGETALL", k], Cmp::Pairs),
-        7 => exact(args!["HDEL", k, f, rng.pick(FIELDS)]),
-        8 => exact(args![rng.pick(&["HEXISTS", "HSTRLEN"]), k, f]),
+        7 => exact(args!["HDEL", k, f, *rng.pick(FIELDS)]),
+        8 => exact(args![*rng.pick(&["HEXISTS", "HSTRLEN"]), k, f]),
         9 => exact(args!["HLEN", k]),
-        10 => Op::new(args![rng.pick(&["HKEYS", "HVALS"]), k], Cmp::Unordered),
-        11 => exact(args!["HINCRBY", k, f, rng.pick(INCREMENTS)]),
+        10 => Op::new(args![*rng.pick(&["HKEYS", "HVALS"]), k], Cmp::Unordered),
+        11 => exact(args!["HINCRBY", k, f, *rng.pick(INCREMENTS)]),
         _ => scan_op(rng, "HSCAN", Some(k)),
     }
 }
 
 fn set_op(rng: &mut Rng) -> Op {
     let k = key(rng, SETS);
-    let m = rng.pick(MEMBERS);
+    let m = *rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(15) {
-        0 | 1 => exact(args!["SADD", k, m, rng.pick(MEMBERS)]),
+        0 | 1 => exact(args!["SADD", k, m, *rng.pick(MEMBERS)]),
         13 => exact(args!["SMOVE", k, key(rng, SETS), m]),
         // Counts that take the whole set (or nothing) are deterministic as sets.
         14 => Op::new(
-            args!["SRANDMEMBER", k, rng.pick(&["10", "0", "5", "x"])],
+            args!["SRANDMEMBER", k, *rng.pick(&["10", "0", "5", "x"])],
             Cmp::Unordered,
         ),
-        9 => exact(args!["SMISMEMBER", k, m, rng.pick(MEMBERS)]),
+        9 => exact(args!["SMISMEMBER", k, m, *rng.pick(MEMBERS)]),
         11 => Op::new(
             args![
-                rng.pick(&["SINTER", "SUNION", "SDIFF"]),
+                *rng.pick(&["SINTER", "SUNION", "SDIFF"]),
                 k,
                 key(rng, SETS),
                 key(rng, SETS)
@@ -371,12 +347,12 @@ fn set_op(rng: &mut Rng) -> Op {
             Cmp::Unordered,
         ),
         12 => exact(args![
-            rng.pick(&["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]),
+            *rng.pick(&["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]),
             key(rng, SETS),
             k,
             key(rng, SETS)
         ]),
-        2 => exact(args!["SREM", k, m, rng.pick(MEMBERS)]),
+        2 => exact(args!["SREM", k, m, *rng.pick(MEMBERS)]),
         3 => Op::new(args!["SMEMBERS", k], Cmp::Unordered),
         4 => exact(args!["SISMEMBER", k, m]),
         5 => exact(args!["SCARD", k]),
@@ -393,16 +369,16 @@ fn set_op(rng: &mut Rng) -> Op {
 
 fn zset_op(rng: &mut Rng) -> Op {
     let k = key(rng, ZSETS);
-    let m = rng.pick(MEMBERS);
+    let m = *rng.pick(MEMBERS);
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(25) {
         24 => exact(multi_pop_args(rng, "ZMPOP", ZSETS, ["MIN", "MAX"])),
         0..=2 => exact(zadd_args(rng, k)),
         22 | 23 => exact(combine_args(rng, k)),
-        17 => exact(args!["ZMSCORE", k, m, rng.pick(MEMBERS)]),
+        17 => exact(args!["ZMSCORE", k, m, *rng.pick(MEMBERS)]),
         18 => scan_op(rng, "ZSCAN", Some(k)),
         19 => exact(zrange_args(rng, k)),
-        _ if rng.chance(20) => exact(args!["ZADD", LEX_ZSET, "0", m, "0", rng.pick(MEMBERS)]),
+        _ if rng.chance(20) => exact(args!["ZADD", LEX_ZSET, "0", m, "0", *rng.pick(MEMBERS)]),
         20 | 21 => exact(lex_args(rng)),
         14 => {
             let mut args = zrangebyscore_args(rng, k);
@@ -418,23 +394,23 @@ fn zset_op(rng: &mut Rng) -> Op {
         16 => exact(args![
             "ZREMRANGEBYRANK",
             k,
-            rng.pick(INDEXES),
-            rng.pick(INDEXES)
+            *rng.pick(INDEXES),
+            *rng.pick(INDEXES)
         ]),
-        11 => exact(args!["ZINCRBY", k, rng.pick(SCORES), m]),
+        11 => exact(args!["ZINCRBY", k, *rng.pick(SCORES), m]),
         12 => {
             let mut args = zrangebyscore_args(rng, k);
             args.truncate(4);
             args[0] = "ZCOUNT".into();
             exact(args)
         }
-        13 => exact(args![rng.pick(&["ZRANK", "ZREVRANK"]), k, m]),
-        3 => exact(args!["ZREM", k, m, rng.pick(MEMBERS)]),
+        13 => exact(args![*rng.pick(&["ZRANK", "ZREVRANK"]), k, m]),
+        3 => exact(args!["ZREM", k, m, *rng.pick(MEMBERS)]),
         4 => exact(args!["ZCARD", k]),
         5 => exact(args!["ZSCORE", k, m]),
         6 | 7 => {
-            let name = rng.pick(&["ZRANGE", "ZREVRANGE"]);
-            let mut args = args![name, k, rng.pick(INDEXES), rng.pick(INDEXES)];
+            let name = *rng.pick(&["ZRANGE", "ZREVRANGE"]);
+            let mut args = args![name, k, *rng.pick(INDEXES), *rng.pick(INDEXES)];
             if rng.chance(50) {
                 args.push("WITHSCORES".into());
             }
@@ -442,9 +418,9 @@ fn zset_op(rng: &mut Rng) -> Op {
         }
         8 => exact(zrangebyscore_args(rng, k)),
         9 => {
-            let mut args = args![rng.pick(&["ZPOPMIN", "ZPOPMAX"]), k];
+            let mut args = args![*rng.pick(&["ZPOPMIN", "ZPOPMAX"]), k];
             if rng.chance(50) {
-                args.push(rng.pick(&["1", "2", "10", "0", "-1"]).into());
+                args.push(rng.pick(&["1", "2", "10", "0", "-1"]).to_string());
             }
             exact(args)
         }
@@ -455,23 +431,23 @@ fn zset_op(rng: &mut Rng) -> Op {
 /// ZRANGE in its Redis 6.2 form: by rank, score or member, maybe reversed, limited, with
 /// scores (including the combinations Redis refuses).
 fn zrange_args(rng: &mut Rng, k: String) -> Vec<String> {
-    let by = rng.pick(&["", "BYSCORE", "BYLEX"]);
+    let by = *rng.pick(&["", "BYSCORE", "BYLEX"]);
     let mut args = match by {
         "BYSCORE" => args![
             "ZRANGE",
             k,
-            rng.pick(SCORE_BOUNDS),
-            rng.pick(SCORE_BOUNDS),
+            *rng.pick(SCORE_BOUNDS),
+            *rng.pick(SCORE_BOUNDS),
             by
         ],
         "BYLEX" => args![
             "ZRANGE",
             LEX_ZSET,
-            rng.pick(LEX_BOUNDS),
-            rng.pick(LEX_BOUNDS),
+            *rng.pick(LEX_BOUNDS),
+            *rng.pick(LEX_BOUNDS),
             by
         ],
-        _ => args!["ZRANGE", k, rng.pick(INDEXES), rng.pick(INDEXES)],
+        _ => args!["ZRANGE", k, *rng.pick(INDEXES), *rng.pick(INDEXES)],
     };
     if rng.chance(40) {
         args.push("REV".into());
@@ -482,12 +458,12 @@ fn zrange_args(rng: &mut Rng, k: String) -> Vec<String> {
     if rng.chance(30) {
         args.extend(args![
             "LIMIT",
-            rng.pick(&["0", "1", "-1"]),
-            rng.pick(&["1", "2", "-1"])
+            *rng.pick(&["0", "1", "-1"]),
+            *rng.pick(&["1", "2", "-1"])
         ]);
     }
     if rng.chance(5) {
-        args.push(rng.pick(&["REV", "BYSCORE", "bogus"]).into());
+        args.push(rng.pick(&["REV", "BYSCORE", "bogus"]).to_string());
     }
     args
 }
@@ -495,7 +471,7 @@ fn zrange_args(rng: &mut Rng, k: String) -> Vec<String> {
 /// ZUNION, ZINTER, ZDIFF or a STORE form, over sorted sets and plain sets (which score 1),
 /// with weights, an aggregate or scores, sometimes with a bad count or option.
 fn combine_args(rng: &mut Rng, k: String) -> Vec<String> {
-    let name = rng.pick(&[
+    let name = *rng.pick(&[
         "ZUNION",
         "ZINTER",
         "ZDIFF",
@@ -523,11 +499,11 @@ fn combine_args(rng: &mut Rng, k: String) -> Vec<String> {
     if rng.chance(30) {
         args.push("WEIGHTS".into());
         for _ in 0..count {
-            args.push(rng.pick(&["1", "2", "-1", "0.5", "0", "inf"]).into());
+            args.push(rng.pick(&["1", "2", "-1", "0.5", "0", "inf"]).to_string());
         }
     }
     if rng.chance(30) {
-        args.extend(args!["AGGREGATE", rng.pick(&["SUM", "MIN", "MAX", "avg"])]);
+        args.extend(args!["AGGREGATE", *rng.pick(&["SUM", "MIN", "MAX", "avg"])]);
     }
     if rng.chance(40) {
         args.push("WITHSCORES".into());
@@ -538,18 +514,18 @@ fn combine_args(rng: &mut Rng, k: String) -> Vec<String> {
 /// A lex-range command on the sorted set whose members all score 0 (where Redis defines
 /// lex order).
 fn lex_args(rng: &mut Rng) -> Vec<String> {
-    let name = rng.pick(&[
+    let name = *rng.pick(&[
         "ZRANGEBYLEX",
         "ZREVRANGEBYLEX",
         "ZLEXCOUNT",
         "ZREMRANGEBYLEX",
     ]);
-    let mut args = args![name, LEX_ZSET, rng.pick(LEX_BOUNDS), rng.pick(LEX_BOUNDS)];
+    let mut args = args![name, LEX_ZSET, *rng.pick(LEX_BOUNDS), *rng.pick(LEX_BOUNDS)];
     if name.ends_with("RANGEBYLEX") && !name.starts_with("ZREM") && rng.chance(30) {
         args.extend(args![
             "LIMIT",
-            rng.pick(&["0", "1", "-1"]),
-            rng.pick(&["1", "3", "-1"])
+            *rng.pick(&["0", "1", "-1"]),
+            *rng.pick(&["1", "3", "-1"])
         ]);
     }
     args
@@ -564,11 +540,11 @@ fn zadd_args(rng: &mut Rng, k: String) -> Vec<String> {
         _ => {}
     }
     if rng.chance(8) {
-        args.extend(args!["INCR", rng.pick(SCORES), rng.pick(MEMBERS)]);
+        args.extend(args!["INCR", *rng.pick(SCORES), *rng.pick(MEMBERS)]);
         return args;
     }
     for _ in 0..=rng.below(2) {
-        args.extend(args![rng.pick(SCORES), rng.pick(MEMBERS)]);
+        args.extend(args![*rng.pick(SCORES), *rng.pick(MEMBERS)]);
     }
     args
 }
@@ -577,8 +553,8 @@ fn zrangebyscore_args(rng: &mut Rng, k: String) -> Vec<String> {
     let mut args = args![
         "ZRANGEBYSCORE",
         k,
-        rng.pick(SCORE_BOUNDS),
-        rng.pick(SCORE_BOUNDS)
+        *rng.pick(SCORE_BOUNDS),
+        *rng.pick(SCORE_BOUNDS)
     ];
     if rng.chance(40) {
         args.push("WITHSCORES".into());
@@ -586,8 +562,8 @@ fn zrangebyscore_args(rng: &mut Rng, k: String) -> Vec<String> {
     if rng.chance(30) {
         args.extend(args![
             "LIMIT",
-            rng.pick(&["0", "1", "2"]),
-            rng.pick(&["1", "2", "-1"])
+            *rng.pick(&["0", "1", "2"]),
+            *rng.pick(&["1", "2", "-1"])
         ]);
     }
     args
@@ -595,52 +571,52 @@ fn zrangebyscore_args(rng: &mut Rng, k: String) -> Vec<String> {
 
 fn list_op(rng: &mut Rng) -> Op {
     let k = key(rng, LISTS);
-    let v = rng.pick(LIST_VALUES);
+    let v = *rng.pick(LIST_VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(19) {
         16 => exact(multi_pop_args(rng, "LMPOP", LISTS, ["LEFT", "RIGHT"])),
         17 | 18 => exact(args![
             "LINSERT",
             k,
-            rng.pick(&["BEFORE", "AFTER", "after", "AROUND"]),
-            rng.pick(LIST_VALUES),
+            *rng.pick(&["BEFORE", "AFTER", "after", "AROUND"]),
+            *rng.pick(LIST_VALUES),
             v
         ]),
         14 | 15 => exact(lpos_args(rng, k)),
-        11 => exact(args!["LTRIM", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
+        11 => exact(args!["LTRIM", k, *rng.pick(INDEXES), *rng.pick(INDEXES)]),
         12 => exact(args!["RPOPLPUSH", k, key(rng, LISTS)]),
         13 => exact(args![
             "LMOVE",
             k,
             key(rng, LISTS),
-            rng.pick(&["LEFT", "RIGHT", "left"]),
-            rng.pick(&["LEFT", "RIGHT", "UP"])
+            *rng.pick(&["LEFT", "RIGHT", "left"]),
+            *rng.pick(&["LEFT", "RIGHT", "UP"])
         ]),
         0 | 1 => exact(args![
-            rng.pick(&["LPUSH", "RPUSH"]),
+            *rng.pick(&["LPUSH", "RPUSH"]),
             k,
             v,
-            rng.pick(LIST_VALUES)
+            *rng.pick(LIST_VALUES)
         ]),
-        2 => exact(args![rng.pick(&["LPUSH", "RPUSH"]), k, v]),
-        3 => exact(args![rng.pick(&["LPOP", "RPOP"]), k]),
+        2 => exact(args![*rng.pick(&["LPUSH", "RPUSH"]), k, v]),
+        3 => exact(args![*rng.pick(&["LPOP", "RPOP"]), k]),
         4 => exact(args![
-            rng.pick(&["LPOP", "RPOP"]),
+            *rng.pick(&["LPOP", "RPOP"]),
             k,
-            rng.pick(&["1", "2", "5", "0"])
+            *rng.pick(&["1", "2", "5", "0"])
         ]),
         5 => exact(args!["LLEN", k]),
-        6 | 7 => exact(args!["LRANGE", k, rng.pick(INDEXES), rng.pick(INDEXES)]),
-        8 => exact(args!["LINDEX", k, rng.pick(INDEXES)]),
-        9 => exact(args!["LSET", k, rng.pick(INDEXES), v]),
-        _ => exact(args!["LREM", k, rng.pick(&["0", "1", "-1", "2", "-2"]), v]),
+        6 | 7 => exact(args!["LRANGE", k, *rng.pick(INDEXES), *rng.pick(INDEXES)]),
+        8 => exact(args!["LINDEX", k, *rng.pick(INDEXES)]),
+        9 => exact(args!["LSET", k, *rng.pick(INDEXES), v]),
+        _ => exact(args!["LREM", k, *rng.pick(&["0", "1", "-1", "2", "-2"]), v]),
     }
 }
 
 /// LMPOP or ZMPOP: `numkeys key... END [COUNT n]`, keys mostly of the right type, now and
 /// then a wrong count of keys, a bad end word or a bad COUNT.
 fn multi_pop_args(rng: &mut Rng, name: &str, pool: &[&str], ends: [&str; 2]) -> Vec<String> {
-    let keys = 1 + rng.below(3);
+    let keys = 1 + rng.below(3) as usize;
     let mut args = args![name, keys.to_string()];
     for _ in 0..keys {
         let k = if rng.chance(10) {
@@ -652,15 +628,15 @@ fn multi_pop_args(rng: &mut Rng, name: &str, pool: &[&str], ends: [&str; 2]) -> 
     }
     args.push(
         rng.pick(&[ends[0], ends[1], &ends[0].to_lowercase()])
-            .into(),
+            .to_string(),
     );
     if rng.chance(50) {
-        args.extend(args!["COUNT", rng.pick(&["1", "2", "10", "0", "-1", "x"])]);
+        args.extend(args!["COUNT", *rng.pick(&["1", "2", "10", "0", "-1", "x"])]);
     }
     if rng.chance(10) {
         match rng.below(3) {
-            0 => args[1] = rng.pick(&["0", "-1", "9", "x"]).into(),
-            1 => args.push(rng.pick(&["COUNT", "BOGUS", ends[1]]).into()),
+            0 => args[1] = rng.pick(&["0", "-1", "9", "x"]).to_string(),
+            1 => args.push(rng.pick(&["COUNT", "BOGUS", ends[1]]).to_string()),
             _ => args.insert(2 + keys, "SIDEWAYS".into()),
         }
     }
@@ -668,13 +644,13 @@ fn multi_pop_args(rng: &mut Rng, name: &str, pool: &[&str], ends: [&str; 2]) -> 
 }
 
 fn lpos_args(rng: &mut Rng, k: String) -> Vec<String> {
-    let mut args = args!["LPOS", k, rng.pick(LIST_VALUES)];
+    let mut args = args!["LPOS", k, *rng.pick(LIST_VALUES)];
     for _ in 0..rng.below(4) {
         match rng.below(4) {
-            0 => args.extend(args!["RANK", rng.pick(&["1", "2", "-1", "-3", "0", "x"])]),
-            1 => args.extend(args!["COUNT", rng.pick(&["0", "1", "2", "-1"])]),
-            2 => args.extend(args!["MAXLEN", rng.pick(&["0", "1", "3", "-1"])]),
-            _ => args.push(rng.pick(&["RANK", "bogus"]).into()),
+            0 => args.extend(args!["RANK", *rng.pick(&["1", "2", "-1", "-3", "0", "x"])]),
+            1 => args.extend(args!["COUNT", *rng.pick(&["0", "1", "2", "-1"])]),
+            2 => args.extend(args!["MAXLEN", *rng.pick(&["0", "1", "3", "-1"])]),
+            _ => args.push(rng.pick(&["RANK", "bogus"]).to_string()),
         }
     }
     args
@@ -683,13 +659,13 @@ fn lpos_args(rng: &mut Rng, k: String) -> Vec<String> {
 fn misc_op(rng: &mut Rng) -> Op {
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(6) {
-        0 => exact(args!["ECHO", rng.pick(VALUES)]),
+        0 => exact(args!["ECHO", *rng.pick(VALUES)]),
         1 => exact(args!["PING"]),
-        2 => exact(args!["PING", rng.pick(VALUES)]),
+        2 => exact(args!["PING", *rng.pick(VALUES)]),
         3 => exact(args![
             "CLIENT",
             "SETNAME",
-            rng.pick(&["conn1", "a b", "", "x-y"])
+            *rng.pick(&["conn1", "a b", "", "x-y"])
         ]),
         4 => exact(args!["CLIENT", "GETNAME"]),
         _ => scan_op(rng, "SCAN", None),
@@ -701,10 +677,10 @@ fn scan_op(rng: &mut Rng, name: &str, key: Option<String>) -> Op {
     let mut args = args![name];
     args.extend(key);
     if rng.chance(50) {
-        args.extend(args!["MATCH", rng.pick(PATTERNS)]);
+        args.extend(args!["MATCH", *rng.pick(PATTERNS)]);
     }
     if rng.chance(50) {
-        args.extend(args!["COUNT", rng.pick(&["1", "2", "10"])]);
+        args.extend(args!["COUNT", *rng.pick(&["1", "2", "10"])]);
     }
     let cmp = if name == "HSCAN" || name == "ZSCAN" {
         Cmp::Pairs
@@ -1109,7 +1085,7 @@ fn run_seeds(what: &str, resp3: bool, drive: impl Fn(&mut Pair, &mut Rng, u64, u
             pair.use_protocol(3);
         }
         pair.run(0, &Op::new(args!["FLUSHALL"], Cmp::Exact));
-        drive(&mut pair, &mut Rng(seed), unix_now(), ops);
+        drive(&mut pair, &mut Rng::new(seed), unix_now(), ops);
         compare_final_state(&mut pair);
         eprintln!(
             "seed {seed}: {} replies, {} of them errors",
@@ -1164,7 +1140,7 @@ fn exact_op(rng: &mut Rng, now: u64) -> Op {
 fn run_transaction(pair: &mut Pair, rng: &mut Rng, now: u64, step: usize) {
     let exact = |args| Op::new(args, Cmp::Exact);
     if rng.chance(40) {
-        pair.run(step, &exact(args!["WATCH", rng.pick(ALL_KEYS)]));
+        pair.run(step, &exact(args!["WATCH", *rng.pick(ALL_KEYS)]));
         if rng.chance(50) {
             pair.run(step, &exact_op(rng, now));
         }
@@ -1201,7 +1177,7 @@ fn random_pipelines_match_redis_over_resp3() {
 fn random_pipelines(pair: &mut Pair, rng: &mut Rng, now: u64, ops: usize) {
     let mut step = 1;
     while step <= ops && pair.mismatches.len() < MAX_MISMATCHES {
-        let len = 1 + rng.below(16);
+        let len = 1 + rng.below(16) as usize;
         let mut batch = Vec::with_capacity(len);
         while batch.len() < len {
             // Runs of SET and MSET share one batch in docdb: make them common.

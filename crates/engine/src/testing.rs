@@ -1005,6 +1005,12 @@ impl Rng {
         self.below(100) < percent
     }
 
+    /// One of `items`. Panics if `items` is empty: a test's own mistake.
+    #[allow(clippy::indexing_slicing)]
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
     /// A short key over a tiny alphabet, so keys collide and sort interestingly.
     fn key(&mut self) -> Vec<u8> {
         const ALPHABET: [u8; 5] = [0x00, 0x01, b'a', b'b', 0xff];

@@ -37,34 +37,10 @@ use docdb_table::{
     TableDb, TableSpec, Update, WriteOptions,
 };
 use dockv::value::Ttl;
+use engine::testing::Rng;
 use engine::{Engine, MemEngine};
 use engine_rocks::RocksEngine;
 use serde_json::Value as Json;
-
-/// splitmix64: small, seedable, good enough for choosing operations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
 
 /// The column types the model knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -614,7 +590,7 @@ const TABLES: [&str; 2] = ["packed", "plain"];
 
 fn run<E: Engine>(seed: u64, engine: &str, mut open: impl FnMut(Arc<GcPolicy>, Option<E>) -> E) {
     let _guard = SeedGuard { seed, engine };
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let ycql = seed.is_multiple_of(2);
     let trace = std::env::var_os("TABLE_MODEL_TRACE").is_some();
     let steps: usize = std::env::var("TABLE_MODEL_STEPS")
