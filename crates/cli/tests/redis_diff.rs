@@ -801,17 +801,22 @@ impl Pair {
         } else {
             equivalent(op.cmp, &r, &d)
         };
+        self.judge(step, op, same, &r, &d);
+        r
+    }
+
+    /// Remembers the reply both servers agreed on, or records the mismatch.
+    fn judge(&mut self, step: usize, op: &Op, same: bool, r: &Frame, d: &Frame) {
         if same {
             self.remember(format!(
                 "[{}] {} -> {}",
                 step_label(step),
                 op.text(),
-                render(&r)
+                render(r)
             ));
         } else {
-            self.mismatch(step, op, &r, &d);
+            self.mismatch(step, op, r, d);
         }
-        r
     }
 
     /// Sends `ops` to each server as one pipeline (one write, so a server reads them
@@ -905,16 +910,7 @@ impl Pair {
         let r = self.redis.read_reply().expect("an extra reply from redis");
         let d = self.docdb.read_reply().expect("an extra reply from docdb");
         let op = Op::new(args!["(read the next reply)"], Cmp::Exact);
-        if r == d {
-            self.remember(format!(
-                "[{}] {} -> {}",
-                step_label(step),
-                op.text(),
-                render(&r)
-            ));
-        } else {
-            self.mismatch(step, &op, &r, &d);
-        }
+        self.judge(step, &op, r == d, &r, &d);
     }
 
     fn remember(&mut self, line: String) {

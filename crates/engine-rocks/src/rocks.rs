@@ -225,10 +225,13 @@ impl KvRead for RocksEngine {
                 self.db.raw_iterator_opt(read)
             }));
         };
-        let kept = self.pool.take(kind);
-        let mut iter = RocksIter::new(opts, true, Some((&self.pool, kind)), |read| {
-            kept.unwrap_or_else(|| self.db.raw_iterator_opt(read))
-        });
+        let pool = Some((&self.pool, kind));
+        let Some(kept) = self.pool.take(kind) else {
+            return Ok(RocksIter::new(opts, true, pool, |read| {
+                self.db.raw_iterator_opt(read)
+            }));
+        };
+        let mut iter = RocksIter::new(opts, true, pool, |_| kept);
         // A kept iterator still reads the state of its last use.
         iter.inner.refresh().map_err(convert)?;
         Ok(iter)
