@@ -16,7 +16,7 @@ use docdb::clock::HybridClock;
 use docdb_redis::store::redis_doc_key;
 use dockv::value::{PrimitiveValue, Value};
 use dockv::{DocHybridTime, KeyEntryType};
-use engine::{Engine, EngineIterator, IterOptions, KvRead, WriteBatch, WriteOptions};
+use engine::{Engine, EngineIterator, IterOptions, KvRead, Rng, WriteBatch, WriteOptions};
 use engine_rocks::{RocksConfig, RocksEngine};
 
 /// Writes the WAL covers per flush (the server flushes once per round of ready clients).
@@ -101,26 +101,22 @@ fn per_second(requests: u64, started: Instant) -> f64 {
 
 /// redis-benchmark's `key:__rand_int__` keys: a 12-digit number below the key space.
 struct Keys {
-    state: u64,
+    rng: Rng,
     keyspace: u64,
 }
 
 impl Keys {
+    /// The same sequence every time, so GET reads the keys SET wrote.
     fn new(keyspace: u64) -> Self {
         Keys {
-            state: 0x9E37_79B9_7F4A_7C15,
+            rng: Rng::new(0),
             keyspace: keyspace.max(1),
         }
     }
 
-    /// The encoded DocKey of the next random key (splitmix64).
+    /// The encoded DocKey of the next random key.
     fn next_doc_key(&mut self) -> Vec<u8> {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        let name = format!("key:{:012}", z % self.keyspace);
+        let name = format!("key:{:012}", self.rng.below(self.keyspace));
         redis_doc_key(0, name.as_bytes())
     }
 }

@@ -13,10 +13,10 @@ use std::collections::VecDeque;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common_redis::{Frame, RespClient, docdb, encode_command, render, require_redis};
-use engine::testing::Rng;
+use engine::Rng;
 
 // ---------------------------------------------------------------------------------------
-// Random numbers: `engine::testing::Rng`, so a seed replays exactly.
+// Random numbers: `engine::Rng`, so a seed replays exactly.
 
 // ---------------------------------------------------------------------------------------
 // The command universe.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common_serve::{Client, Frame, Rng, Server, env_u64, strings};
+use common_serve::{Client, Frame, Rng, Server, env_u64, seeded_rng, strings};
 
 const CLIENTS: usize = 50;
 /// Keys per data type.
@@ -142,7 +142,7 @@ fn client(addr: std::net::SocketAddr, t: usize, seed: u64, stop: Arc<AtomicBool>
 #[test]
 fn fifty_clients_mixed_workload() {
     let secs = env_u64("DOCDB_LOAD_SECS", 10);
-    let seed = Rng::from_env("DOCDB_LOAD_SEED").next_u64();
+    let seed = seeded_rng("DOCDB_LOAD_SEED").next_u64();
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), &[]);
     let addr = server.addr();

@@ -10,7 +10,7 @@ mod common_serve;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common_serve::{Client, Frame, Rng, Server, env_u64, sorted};
+use common_serve::{Client, Frame, Server, env_u64, seeded_rng, sorted};
 
 /// Writes one key of each kind (and some that must not survive); the number of keys DBSIZE
 /// reports afterwards.
@@ -178,7 +178,7 @@ fn graceful_restart_keeps_every_type_and_ttl() {
 /// (even with the default `--fsync everysec`) is there after the restart.
 #[test]
 fn graceful_stop_keeps_acknowledged_pipelined_writes() {
-    let mut rng = Rng::from_env("DOCDB_REDIS_CRASH_SEED");
+    let mut rng = seeded_rng("DOCDB_REDIS_CRASH_SEED");
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), &[]);
     let addr = server.addr();
@@ -443,7 +443,7 @@ fn check_writers(c: &mut Client, writers: &[Writer]) {
 fn crash_keeps_acknowledged_writes_with_fsync_always() {
     const WRITERS: usize = 4;
     let rounds = env_u64("DOCDB_REDIS_CRASH_ROUNDS", 5);
-    let mut rng = Rng::from_env("DOCDB_REDIS_CRASH_SEED");
+    let mut rng = seeded_rng("DOCDB_REDIS_CRASH_SEED");
     let dir = tempfile::tempdir().expect("tempdir");
     // Two command threads: connections commit the WAL for each other concurrently.
     let flags = ["--fsync", "always", "--threads", "2"];

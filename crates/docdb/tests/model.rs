@@ -21,7 +21,7 @@ use docdb::{
 use dockv::doc_key::{DocKey, SubDocKey};
 use dockv::value::{PrimitiveValue, Ttl};
 use dockv::{DocHybridTime, HybridTime, KeyEntryValue};
-use engine::testing::Rng;
+use engine::Rng;
 use engine::{Engine, EngineIterator, KvRead, MemEngine};
 
 /// A path: document index and subkeys.

@@ -11,7 +11,7 @@ use dockv::doc_key::DocKey;
 use dockv::value::{PrimitiveValue, Ttl, Value};
 use dockv::{HybridTime, KeyEntryValue};
 use engine::MemEngine;
-use engine::testing::Rng;
+use engine::Rng;
 
 fn open() -> DocDb<MemEngine> {
     let policy = GcPolicy::new(Arc::new(HybridClock::default()));

@@ -30,6 +30,7 @@ mod error;
 mod iter;
 mod mem;
 mod overlay;
+mod rng;
 pub mod testing;
 mod traits;
 
@@ -42,6 +43,7 @@ pub use error::{Error, Result};
 pub use iter::{EngineIterator, IterOptions};
 pub use mem::{MemEngine, MemIter, MemSnapshot};
 pub use overlay::{Layered, Overlay};
+pub use rng::Rng;
 pub use traits::{Engine, EngineStatistics, KvRead, Snapshot};
 
 #[cfg(test)]

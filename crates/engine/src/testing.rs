@@ -14,6 +14,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::Rng;
 use crate::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
     EngineIterator, IterOptions, KvRead, Layered, Overlay, WriteBatch, WriteOptions,
@@ -976,41 +977,9 @@ pub fn check_statistics<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterArg
 // ---------------------------------------------------------------------------------------
 // Randomized differential check against a BTreeMap model.
 
-/// xorshift64*: small, deterministic, dependency-free; a seed replays a randomized test
-/// exactly. Shared by the workspace's randomized tests.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
+/// The workspace's randomized tests draw from [`crate::Rng`]; these helpers make the
+/// conformance check's keys and values.
 impl Rng {
-    /// A generator for `seed` (any value, zero included).
-    pub fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform enough in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// True `percent` times in 100.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    /// One of `items`. Panics if `items` is empty: a test's own mistake.
-    #[allow(clippy::indexing_slicing)]
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-
     /// A short key over a tiny alphabet, so keys collide and sort interestingly.
     fn key(&mut self) -> Vec<u8> {
         const ALPHABET: [u8; 5] = [0x00, 0x01, b'a', b'b', 0xff];

@@ -37,7 +37,7 @@ use docdb_table::{
     TableDb, TableSpec, Update, WriteOptions,
 };
 use dockv::value::Ttl;
-use engine::testing::Rng;
+use engine::Rng;
 use engine::{Engine, MemEngine};
 use engine_rocks::RocksEngine;
 use serde_json::Value as Json;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 pub use docdb_redis::Frame;
 use docdb_redis::testkit::{self, ChildGuard, RespClient};
+pub use engine::Rng;
 
 /// How long a graceful shutdown may take before the test fails.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -261,45 +262,20 @@ pub fn sorted(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-/// A small xorshift generator (no dependency), seeded from `env` or the clock; the seed is
-/// printed so a failing run can be replayed.
-pub struct Rng(u64);
-
-impl Rng {
-    /// Seeds from the environment variable `env` if set, else from the clock.
-    pub fn from_env(env: &str) -> Rng {
-        let seed = std::env::var(env)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(1)
-            });
-        eprintln!("{env}={seed}");
-        Rng::new(seed)
-    }
-
-    /// A generator with this seed.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// The next value.
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
+/// The workspace's generator, seeded from the environment variable `env` if set, else from
+/// the clock; the seed is printed so a failing run can be replayed.
+pub fn seeded_rng(env: &str) -> Rng {
+    let seed = std::env::var(env)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        });
+    eprintln!("{env}={seed}");
+    Rng::new(seed)
 }
 
 /// A numeric environment setting with a default.

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use docdb::reader::ChildRange;
 use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
-use engine::Engine;
+use engine::{Engine, Rng};
 
 use super::hashes::{ensure_root, has_member, member_path, members, remove_members, scan_members};
 use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_set, spec};
@@ -186,12 +186,12 @@ fn srandmember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         .into_iter()
         .map(|(name, _)| name)
         .collect();
-    let mut rng = SplitMix(ctx.read_time().0 ^ ctx.session.id.rotate_left(32));
+    let mut rng = Rng::new(ctx.read_time().0 ^ ctx.session.id.rotate_left(32));
     let Some(count) = count else {
         if all.is_empty() {
             return Ok(Frame::Null);
         }
-        let i = rng.below(all.len());
+        let i = rng.below(all.len() as u64) as usize;
         return Ok(Frame::Bulk(all.swap_remove(i)));
     };
     if all.is_empty() {
@@ -199,37 +199,19 @@ fn srandmember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     let picked = if count < 0 {
         (0..count.unsigned_abs())
-            .map(|_| all[rng.below(all.len())].clone())
+            .map(|_| all[rng.below(all.len() as u64) as usize].clone())
             .collect()
     } else {
         // A partial Fisher-Yates shuffle: the first `wanted` are a uniform sample.
         let wanted = (count as usize).min(all.len());
         for i in 0..wanted {
-            let j = i + rng.below(all.len() - i);
+            let j = i + rng.below((all.len() - i) as u64) as usize;
             all.swap(i, j);
         }
         all.truncate(wanted);
         all
     };
     Ok(bulk_array(picked))
-}
-
-/// splitmix64: cheap, seedable, good enough for picking members.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `0..n` (`n` > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 fn pick<E: Engine>(
@@ -259,7 +241,7 @@ static SPOP_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 
 /// A cheap pseudo-random 16-bit value from a hybrid time.
 fn random_u16(seed: u64) -> u16 {
-    SplitMix(seed).next() as u16
+    Rng::new(seed).next_u64() as u16
 }
 
 fn sscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
