@@ -199,7 +199,7 @@ fn srandmember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     let picked = if count < 0 {
         (0..count.unsigned_abs())
-            .map(|_| all[rng.below(all.len() as u64) as usize].clone())
+            .map(|_| rng.pick(&all).clone())
             .collect()
     } else {
         // A partial Fisher-Yates shuffle: the first `wanted` are a uniform sample.
