@@ -15,6 +15,7 @@ use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, SubDocument};
 use dockv::doc_key::{DocKey, SubDocKey};
 use dockv::value::{PrimitiveValue, Value};
 use dockv::{HybridTime, KeyEntryValue};
+use engine::Rng;
 use engine_rocks::{RocksConfig, RocksEngine};
 
 /// Subkeys written by every batch.
@@ -118,18 +119,13 @@ fn acknowledged_batches_survive_sigkill_whole() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
-        | 1;
-    eprintln!("crash test seed {seed}, {rounds} rounds");
+    let seed = Rng::seed_from_env("DOCDB_CRASH_SEED");
+    eprintln!("crash test seed {seed} (replay with DOCDB_CRASH_SEED={seed}), {rounds} rounds");
+    let mut rng = Rng::new(seed);
     let mut acked_total = None;
     for round in 0..rounds {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
         // Kill between 50 ms (while opening or at the first batches) and 550 ms in.
-        let delay = Duration::from_millis(50 + seed % 500);
+        let delay = Duration::from_millis(50 + rng.below(500));
         if let Some(n) = run_child(dir.path(), delay) {
             acked_total = Some(acked_total.map_or(n, |m: u64| m.max(n)));
         }

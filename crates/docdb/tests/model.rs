@@ -655,14 +655,7 @@ fn expected_children(doc: Option<&SubDocument>, range: &ChildRange) -> Vec<(Vec<
 }
 
 fn seed_and_ops(default_ops: usize) -> (u64, usize) {
-    let seed = std::env::var("DOCDB_MODEL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(7, |d| d.as_nanos() as u64)
-        });
+    let seed = Rng::seed_from_env("DOCDB_MODEL_SEED");
     let ops = std::env::var("DOCDB_MODEL_OPS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -354,14 +354,7 @@ fn a_future_record_outlives_a_reopen() {
 /// with uncached ones.
 #[test]
 fn cached_roots_match_uncached_reads() {
-    let seed: u64 = std::env::var("DOCDB_CACHE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        });
+    let seed = Rng::seed_from_env("DOCDB_CACHE_SEED");
     println!("cache test seed {seed} (replay with DOCDB_CACHE_SEED={seed})");
     let mut rng = Rng::new(seed);
     let mut next = move |n: u64| rng.below(n);

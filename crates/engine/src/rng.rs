@@ -6,6 +6,21 @@
 pub struct Rng(u64);
 
 impl Rng {
+    /// A randomized test's seed: the number in the environment variable `var` if it is set
+    /// (to replay a run), else one from the clock. Panics if `var` is set but not a number:
+    /// the run would otherwise not be the one asked for.
+    pub fn seed_from_env(var: &str) -> u64 {
+        match std::env::var(var) {
+            Ok(text) => text
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{var}={text:?} is not a u64")),
+            Err(_) => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64),
+        }
+    }
+
     /// A generator for `seed` (any value, zero included).
     pub fn new(seed: u64) -> Self {
         Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)

@@ -265,15 +265,7 @@ pub fn sorted(mut v: Vec<String>) -> Vec<String> {
 /// The workspace's generator, seeded from the environment variable `env` if set, else from
 /// the clock; the seed is printed so a failing run can be replayed.
 pub fn seeded_rng(env: &str) -> Rng {
-    let seed = std::env::var(env)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        });
+    let seed = Rng::seed_from_env(env);
     eprintln!("{env}={seed}");
     Rng::new(seed)
 }
