@@ -1,15 +1,25 @@
 //! Decoding arbitrary bytes as a SubDocKey never panics; a decoded key re-encodes and decodes
-//! to the same key.
+//! to the same key. The path bloom filters' prefix extractor never panics either, and every
+//! key that decodes as a record (a path at a hybrid time) is in its domain, with its path as
+//! prefix: a record outside it would be missing from the filters, and lookups would miss it.
 #![no_main]
 
 use dockv::doc_key::SubDocKey;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    let in_domain = docdb::is_versioned_record(data);
+    let prefix = docdb::sub_doc_key_prefix(data);
     if let Ok(key) = SubDocKey::decode(data) {
         let again = SubDocKey::decode(&key.encode()).expect("re-decode");
         assert_eq!(format!("{again:?}"), format!("{key:?}"), "input {data:02x?}");
         let _ = key.to_string();
+        if key.time.is_some() && data[0] >= docdb::FIRST_RECORD_BYTE {
+            assert!(in_domain, "record outside the domain: {data:02x?}");
+            let path = SubDocKey::decode(prefix).expect("the prefix decodes");
+            let want = SubDocKey { time: None, ..key };
+            assert_eq!(format!("{path:?}"), format!("{want:?}"), "input {data:02x?}");
+        }
     }
     let _ = dockv::hybrid_time::DocHybridTime::decode_from_end(data);
 });

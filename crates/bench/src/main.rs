@@ -41,11 +41,7 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
-/// Bloom filters on whole DocKeys, as `docdb serve` configures them.
+/// Bloom filters on whole DocKeys, as tables use them.
 fn doc_key_extractor() -> engine_rocks::PrefixExtractor {
-    engine_rocks::PrefixExtractor::Custom {
-        name: "docdb.DocKey",
-        transform: docdb::doc_key_prefix,
-        in_domain: docdb::is_doc_record,
-    }
+    engine_rocks::PrefixExtractor::Custom(docdb::DOC_KEY_PREFIX)
 }

@@ -214,12 +214,9 @@ fn open_store(settings: &Settings) -> anyhow::Result<Store<RocksEngine>> {
     rocks.create_if_missing = true;
     // The server flushes the WAL once per batch of requests, before replying.
     rocks.manual_wal_flush = true;
-    // Bloom filters on whole DocKeys: a point read skips files without its document.
-    rocks.prefix_extractor = Some(PrefixExtractor::Custom {
-        name: "docdb.DocKey",
-        transform: docdb::doc_key_prefix,
-        in_domain: docdb::is_doc_record,
-    });
+    // Bloom filters on paths: a lookup of one field, member or element skips the files
+    // without it, however large its collection.
+    rocks.prefix_extractor = Some(PrefixExtractor::Custom(docdb::PATH_PREFIX));
     let engine = RocksEngine::open(rocks)
         .with_context(|| format!("opening data directory {}", settings.data_dir.display()))?;
     let options = DocDbOptions {

@@ -12,15 +12,16 @@ use dockv::value::{Ttl, Value};
 use dockv::{DocHybridTime, HybridTime};
 use engine::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
-    EngineIterator, IterOptions, Layered, Overlay, WriteBatch, WriteOp, WriteOptions,
+    EngineIterator, IterOptions, KeyPrefix, Layered, Overlay, PrefixMode, WriteBatch, WriteOp,
+    WriteOptions,
 };
 
 use crate::clock::HybridClock;
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
-    ChildRange, DocScanner, ReadOptions, ReadStats, RootLevel, VisibleRecord, read_children,
-    read_children_cached, read_subdocument, visible_record, visible_record_cached,
+    ChildRange, DocScanner, HYBRID_TIME_BYTE, ReadOptions, ReadStats, RootLevel, VisibleRecord,
+    read_children, read_children_cached, read_subdocument, visible_record, visible_record_cached,
 };
 use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
@@ -76,6 +77,60 @@ pub fn doc_key_prefix(key: &[u8]) -> &[u8] {
 pub fn is_doc_record(key: &[u8]) -> bool {
     key.first().is_some_and(|&b| b >= FIRST_RECORD_BYTE) && DocKey::encoded_len(key).is_ok()
 }
+
+/// A record key's path (its DocKey and subkeys, without the hybrid time): the prefix
+/// extractor for engines whose bloom filters should answer "has this path a version here?",
+/// so that a lookup of one field, member or element among many skips the files without it.
+/// Its domain is [`is_versioned_record`]; keys outside it are returned whole.
+///
+/// With this extractor, only a seek to `path` + `#` + a whole hybrid time consults the
+/// filters ([`PrefixMode::Seek`](engine::PrefixMode::Seek)); a reader must seek to a
+/// bare path, or to a truncated time, to see every key.
+pub fn sub_doc_key_prefix(key: &[u8]) -> &[u8] {
+    // Called on every write: keys of the domain hold the time's length in the low bits of
+    // their last byte, so the path's end is found without decoding.
+    let time_len = key.last().map_or(0, |&last| usize::from(last & 0x1F));
+    match key.len().checked_sub(time_len + 1) {
+        Some(end) if time_len > 0 && key[end] == HYBRID_TIME_BYTE => &key[..end],
+        _ => key,
+    }
+}
+
+/// Whether `key` is a document record: a DocKey, subkeys, `#` and one whole hybrid time
+/// (the domain of [`sub_doc_key_prefix`]). Parsed from the front, so a bare path or a seek
+/// target whose time is cut short is never mistaken for one.
+pub fn is_versioned_record(key: &[u8]) -> bool {
+    versioned_path_len(key).is_some()
+}
+
+fn versioned_path_len(key: &[u8]) -> Option<usize> {
+    if *key.first()? < FIRST_RECORD_BYTE {
+        return None;
+    }
+    let mut rest = key.get(DocKey::encoded_len(key).ok()?..)?;
+    while *rest.first()? != HYBRID_TIME_BYTE {
+        rest = dockv::key_entry::skip_key_entry(rest).ok()?;
+    }
+    let (_, after) = DocHybridTime::decode(&rest[1..]).ok()?;
+    after.is_empty().then_some(key.len() - rest.len())
+}
+
+/// Bloom filters on whole DocKeys ([`doc_key_prefix`]): a read of a document skips the
+/// files without it. What tables use, whose reads take whole rows.
+pub const DOC_KEY_PREFIX: KeyPrefix = KeyPrefix {
+    name: "docdb.DocKey",
+    transform: doc_key_prefix,
+    in_domain: is_doc_record,
+};
+
+/// Bloom filters on records' paths ([`sub_doc_key_prefix`]): a lookup of one field, member or
+/// element skips the files without it, however large its document; reads of whole documents
+/// consult no filter. What the Redis server uses, whose commands look up one path each.
+pub const PATH_PREFIX: KeyPrefix = KeyPrefix {
+    name: "docdb.SubDocKey",
+    transform: sub_doc_key_prefix,
+    in_domain: is_versioned_record,
+};
 
 /// Options of a [`DocDb`].
 #[derive(Debug, Clone)]
@@ -656,23 +711,24 @@ impl<E: Engine> DocDb<E> {
     }
 
     /// An iterator for [`Self::view_reusing`]: unbounded, each view narrowing it to one
-    /// document, and using DocKey prefix bloom filters where the engine has them.
+    /// document, and using prefix bloom filters where the engine has them.
     pub fn view_iterator(&self) -> Result<E::Iter<'_>> {
         Ok(self
             .engine
-            .iterator(IterOptions::new().prefix_same_as_start(true))?)
+            .iterator(IterOptions::new().prefix(PrefixMode::Seek))?)
     }
 
     fn doc_iterator(&self, doc_key: &[u8]) -> Result<Layered<E::Iter<'_>>> {
         let mut upper = doc_key.to_vec();
         upper.push(0xFF);
-        // Every key read shares the DocKey: with [`doc_key_prefix`] as the engine's prefix
-        // extractor, bloom filters skip the files that lack the document.
+        // Reads stay within the document, and the reader seeks so that either extractor's
+        // filters are safe to use: [`doc_key_prefix`]'s skip the files that lack the
+        // document, [`sub_doc_key_prefix`]'s those that lack a looked-up path.
         let iter = self.engine.iterator(
             IterOptions::new()
                 .lower(doc_key)
                 .upper(upper.clone())
-                .prefix_same_as_start(true),
+                .prefix(PrefixMode::Seek),
         )?;
         Ok(self.layered(iter, Some(doc_key), Some(&upper)))
     }
@@ -1123,5 +1179,89 @@ impl<E: Engine> DocDb<E> {
     fn landed(&self, written: engine::Result<()>, direct: bool) -> Result<()> {
         self.roots.finished(direct, written.is_ok());
         Ok(written?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dockv::KeyEntryValue;
+    use proptest::prelude::*;
+
+    fn component() -> impl Strategy<Value = KeyEntryValue> {
+        prop_oneof![
+            any::<i64>().prop_map(KeyEntryValue::int64),
+            proptest::collection::vec(any::<u8>(), 0..12).prop_map(KeyEntryValue::string),
+            Just(KeyEntryValue::NullLow),
+        ]
+    }
+
+    /// A path (DocKey and subkeys, no time), and a hybrid time.
+    fn path_and_time() -> impl Strategy<Value = (Vec<u8>, DocHybridTime)> {
+        (
+            any::<u16>(),
+            proptest::collection::vec(component(), 1..3),
+            proptest::collection::vec(component(), 0..3),
+            proptest::collection::vec(component(), 0..4),
+            1u64..u64::MAX >> 13,
+            any::<u32>(),
+        )
+            .prop_map(|(hash, hashed, range, subkeys, micros, write_id)| {
+                let doc_key = DocKey::with_hash(hash, hashed, range);
+                let path = SubDocKey::new(doc_key, subkeys).encode();
+                let time = DocHybridTime::new(HybridTime::from_micros(micros), write_id);
+                (path, time)
+            })
+    }
+
+    proptest! {
+        /// Every record is in the domain, with its path as prefix; a lookup's target (the
+        /// read time, largest write id) is too, but a bare path, a path's child-range
+        /// bounds and a target whose time lacks its write id are not.
+        #[test]
+        fn path_prefix_domain((path, time) in path_and_time()) {
+            let mut record = path.clone();
+            record.push(HYBRID_TIME_BYTE);
+            time.encode_to(&mut record);
+            prop_assert!(is_versioned_record(&record));
+            prop_assert_eq!(sub_doc_key_prefix(&record), &path[..]);
+
+            let mut truncated = path.clone();
+            truncated.push(HYBRID_TIME_BYTE);
+            DocHybridTime::encode_time_prefix(time.ht, &mut truncated);
+            prop_assert!(!is_versioned_record(&truncated));
+            prop_assert!(!is_versioned_record(&path));
+            let mut past = path.clone();
+            past.push(HYBRID_TIME_BYTE + 1);
+            prop_assert!(!is_versioned_record(&past));
+            past.push(0xFF);
+            prop_assert!(!is_versioned_record(&past));
+        }
+
+        /// Arbitrary bytes never panic either function, and whatever is in the domain has
+        /// its prefix followed by `#` and one whole time.
+        #[test]
+        fn path_prefix_on_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let prefix = sub_doc_key_prefix(&bytes);
+            if is_versioned_record(&bytes) {
+                let rest = &bytes[prefix.len()..];
+                prop_assert_eq!(rest.first(), Some(&HYBRID_TIME_BYTE));
+                let decoded = DocHybridTime::decode(&rest[1..]);
+                prop_assert!(decoded.is_ok_and(|(_, after)| after.is_empty()));
+            }
+        }
+    }
+
+    #[test]
+    fn path_prefix_of_layer_metadata_and_bare_doc_keys() {
+        let doc_key = DocKey::from_range(vec![KeyEntryValue::string("k")]).encode();
+        assert!(!is_versioned_record(&doc_key));
+        assert!(!is_versioned_record(b"\x01meta#"));
+        assert!(!is_versioned_record(b""));
+        let mut root = doc_key.clone();
+        root.push(HYBRID_TIME_BYTE);
+        DocHybridTime::from_micros(1_700_000_000_000_000).encode_to(&mut root);
+        assert!(is_versioned_record(&root));
+        assert_eq!(sub_doc_key_prefix(&root), &doc_key[..]);
     }
 }

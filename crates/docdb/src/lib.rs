@@ -20,8 +20,9 @@ pub mod subdoc;
 pub mod write_batch;
 
 pub use db::{
-    DEFAULT_ROOT_CACHE_BYTES, DocDb, DocDbOptions, DocView, FIRST_RECORD_BYTE, GcPolicy,
-    ScanOptions, doc_key_prefix, is_doc_record,
+    DEFAULT_ROOT_CACHE_BYTES, DOC_KEY_PREFIX, DocDb, DocDbOptions, DocView, FIRST_RECORD_BYTE,
+    GcPolicy, PATH_PREFIX, ScanOptions, doc_key_prefix, is_doc_record, is_versioned_record,
+    sub_doc_key_prefix,
 };
 pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};

@@ -55,7 +55,8 @@ pub struct ReadStats {
 /// How many `next` calls to try before seeking past the remaining versions of a path.
 const NEXTS_BEFORE_SEEK: usize = 4;
 
-const HYBRID_TIME_BYTE: u8 = KeyEntryType::HybridTime.as_u8();
+/// The type byte between a record's path and its hybrid time.
+pub(crate) const HYBRID_TIME_BYTE: u8 = KeyEntryType::HybridTime.as_u8();
 
 /// Level state: when the subtree was last overwritten and what expiration it passes down.
 #[derive(Debug, Clone, Copy, Default)]
@@ -204,8 +205,7 @@ pub(crate) fn read_children_cached<I: EngineIterator>(
             },
             None => target.push(0xFF),
         }
-        reader.stats.seeks += 1;
-        iter.seek_for_prev(&target);
+        reader.seek_for_prev(iter, &target);
     } else {
         match &range.lower {
             Some(lower) => target.extend_from_slice(lower),
@@ -227,8 +227,7 @@ pub(crate) fn read_children_cached<I: EngineIterator>(
         if past_upper || before_lower {
             // A child whose subkey is a prefix of a bound: outside, but among the keys.
             if range.reverse {
-                reader.stats.seeks += 1;
-                iter.seek_for_prev(&child);
+                reader.seek_for_prev(iter, &child);
             } else {
                 let mut past = child.clone();
                 past.push(0xFF);
@@ -249,8 +248,7 @@ pub(crate) fn read_children_cached<I: EngineIterator>(
             out.push((KeyEntryValue::decode(rel)?.0, doc));
         }
         if range.reverse {
-            reader.stats.seeks += 1;
-            iter.seek_for_prev(&child);
+            reader.seek_for_prev(iter, &child);
         }
     }
     Ok(out)
@@ -383,6 +381,10 @@ struct DocReader<'a> {
     target: Vec<u8>,
     /// `#` + the read time with the largest write id: the first version a read may see.
     read_suffix: Vec<u8>,
+    /// How much of `read_suffix` is `#` and the time without the write id: a seek there
+    /// lands where a seek to the whole suffix does, but is outside the domain of
+    /// [`crate::sub_doc_key_prefix`], so it sees every key (see [`DocReader::visible_version`]).
+    read_time_prefix_len: usize,
     /// A root overwrite time and its encoding, for comparing record times as bytes.
     overwrite_key: (DocHybridTime, Vec<u8>),
     opts: &'a ReadOptions,
@@ -390,6 +392,9 @@ struct DocReader<'a> {
     stack: Vec<Level>,
     root: Node,
     root_depth: usize,
+    /// Whether the iterator was last positioned by a lookup's seek, which is exact for that
+    /// path's versions only (see [`DocReader::visible_version`]).
+    after_lookup: bool,
     /// Path buffers of [`Self::read_subtree`], kept across the documents of a scan.
     paths: PathBuffers,
 }
@@ -444,12 +449,14 @@ impl<'a> DocReader<'a> {
         DocReader {
             target: Vec::new(),
             read_suffix: Vec::new(),
+            read_time_prefix_len: 0,
             overwrite_key: (DocHybridTime::MIN, Vec::new()),
             opts,
             stats,
             stack: Vec::new(),
             root: Node::default(),
             root_depth,
+            after_lookup: false,
             paths: PathBuffers::default(),
         }
     }
@@ -523,9 +530,9 @@ impl<'a> DocReader<'a> {
         prev_path.extend_from_slice(path);
         prev_ends.clear();
         prev_ends.extend_from_slice(root_ends);
-        // A scan (or the ancestors' lookups) may have left the iterator on the subtree's first
-        // key already.
-        if !(iter.valid()? && iter.key().starts_with(path)) {
+        // A scan may have left the iterator on the subtree's first key already; after the
+        // ancestors' lookups, whose seeks may have skipped files, it must seek.
+        if self.after_lookup || !(iter.valid()? && iter.key().starts_with(path)) {
             self.seek(iter, path);
         }
         let root_depth = root_ends.len() - 1;
@@ -633,7 +640,14 @@ impl<'a> DocReader<'a> {
 
     fn seek<I: EngineIterator>(&mut self, iter: &mut I, key: &[u8]) {
         self.stats.seeks += 1;
+        self.after_lookup = false;
         iter.seek(key);
+    }
+
+    fn seek_for_prev<I: EngineIterator>(&mut self, iter: &mut I, key: &[u8]) {
+        self.stats.seeks += 1;
+        self.after_lookup = false;
+        iter.seek_for_prev(key);
     }
 
     /// Finds the newest version of `path` at or before the read time, folding TTL merge
@@ -645,7 +659,11 @@ impl<'a> DocReader<'a> {
         mode: Mode,
     ) -> Result<Option<Version>> {
         if self.read_suffix.is_empty() {
-            self.read_suffix.push(KeyEntryType::HybridTime.as_u8());
+            self.read_suffix.push(HYBRID_TIME_BYTE);
+            DocHybridTime::encode_time_prefix(self.opts.read_ht, &mut self.read_suffix);
+            self.read_time_prefix_len = self.read_suffix.len();
+            self.read_suffix.clear();
+            self.read_suffix.push(HYBRID_TIME_BYTE);
             DocHybridTime::new(self.opts.read_ht, dockv::hybrid_time::MAX_WRITE_ID)
                 .encode_to(&mut self.read_suffix);
         }
@@ -655,11 +673,19 @@ impl<'a> DocReader<'a> {
         target.extend_from_slice(&self.read_suffix);
         let on_path = mode == Mode::Scan && iter.valid()? && is_version_of(iter.key(), path);
         if !on_path || iter.key() < target.as_slice() {
-            // Not there yet, or on versions newer than the read time: jump.
+            // Not there yet, or on versions newer than the read time: jump. A lookup reads
+            // only this path's versions, so its seek may skip the files whose path filters
+            // lack it; a scan goes on to other paths, so it seeks to the time without its
+            // write id, which lands on the same version but consults no filter.
+            let seek_to = match mode {
+                Mode::Lookup => target.len(),
+                Mode::Scan => path.len() + self.read_time_prefix_len,
+            };
             if on_path {
                 self.stats.invisible_stepped += 1;
             }
-            self.seek(iter, &target);
+            self.seek(iter, &target[..seek_to]);
+            self.after_lookup = mode == Mode::Lookup;
         }
         self.target = target;
         let mut merged_exp = None;

@@ -65,7 +65,7 @@ impl Compression {
 }
 
 /// How RocksDB derives a key's prefix, for prefix bloom filters and
-/// [`IterOptions::prefix_same_as_start`](engine::IterOptions::prefix_same_as_start).
+/// [`PrefixMode`](engine::PrefixMode).
 ///
 /// The name is stored in every SST file; changing the extractor of an existing database is
 /// safe but disables prefix filtering for files written with the old one.
@@ -73,26 +73,19 @@ impl Compression {
 pub enum PrefixExtractor {
     /// The first `n` bytes; shorter keys are outside the domain.
     Fixed(usize),
-    /// A caller-defined prefix (for DocDB: the encoded DocKey's hashed components).
-    Custom {
-        /// Stable name recorded in SST files.
-        name: &'static str,
-        /// Returns the prefix of a key in the domain (a prefix of the key itself).
-        transform: fn(&[u8]) -> &[u8],
-        /// Whether a key has a prefix at all.
-        in_domain: fn(&[u8]) -> bool,
-    },
+    /// A caller-defined prefix (for DocDB: the encoded DocKey, or a record's whole path).
+    Custom(engine::KeyPrefix),
 }
 
 impl PrefixExtractor {
     pub(crate) fn to_rocks(self) -> rocksdb::SliceTransform {
         match self {
             PrefixExtractor::Fixed(len) => rocksdb::SliceTransform::create_fixed_prefix(len),
-            PrefixExtractor::Custom {
-                name,
-                transform,
-                in_domain,
-            } => rocksdb::SliceTransform::create(name, transform, Some(in_domain)),
+            PrefixExtractor::Custom(prefix) => rocksdb::SliceTransform::create(
+                prefix.name,
+                prefix.transform,
+                Some(prefix.in_domain),
+            ),
         }
     }
 }

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use engine::{
-    CompactionOutcome, Engine, EngineIterator, EngineStatistics, IterOptions, KvRead, Result,
-    Snapshot, WriteBatch, WriteOp, WriteOptions,
+    CompactionOutcome, Engine, EngineIterator, EngineStatistics, IterOptions, KvRead, PrefixMode,
+    Result, Snapshot, WriteBatch, WriteOp, WriteOptions,
 };
 use rocksdb::statistics::Ticker;
 use rocksdb::{
@@ -186,7 +186,7 @@ fn read_options(opts: IterOptions) -> ReadOptions {
     let IterOptions {
         lower,
         upper,
-        prefix_same_as_start,
+        prefix,
         fill_cache,
     } = opts;
     // RocksDB expects lower <= upper; an inverted range is simply empty.
@@ -201,10 +201,10 @@ fn read_options(opts: IterOptions) -> ReadOptions {
         read.set_iterate_upper_bound(upper);
     }
     read.fill_cache(fill_cache);
-    read.set_prefix_same_as_start(prefix_same_as_start);
+    read.set_prefix_same_as_start(prefix == PrefixMode::SameAsStart);
     // With a prefix extractor configured, RocksDB only guarantees a total-order scan when
     // asked for one; without an extractor this is a no-op.
-    read.set_total_order_seek(!prefix_same_as_start);
+    read.set_total_order_seek(prefix == PrefixMode::Total);
     read
 }
 
@@ -392,14 +392,14 @@ pub struct RocksIter<'a> {
 type RawIter<'a> = DBRawIteratorWithThreadMode<'a, DB>;
 
 /// The kinds of iterator kept for reuse: unbounded ones (callers narrow them with
-/// [`EngineIterator::reset`]), by `(prefix_same_as_start, fill_cache)`.
+/// [`EngineIterator::reset`]), by `(prefix, fill_cache)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PoolKind(bool, bool);
+struct PoolKind(PrefixMode, bool);
 
 impl PoolKind {
     fn of(opts: &IterOptions) -> Option<PoolKind> {
         (opts.lower.is_none() && opts.upper.is_none())
-            .then_some(PoolKind(opts.prefix_same_as_start, opts.fill_cache))
+            .then_some(PoolKind(opts.prefix, opts.fill_cache))
     }
 }
 

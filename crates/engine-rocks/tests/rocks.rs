@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use engine::testing::RecordingFactory;
 use engine::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
-    EngineIterator, Error, IterOptions, KvRead, WriteBatch, WriteOptions,
+    EngineIterator, Error, IterOptions, KvRead, PrefixMode, WriteBatch, WriteOptions,
 };
 use engine_rocks::{BlockCache, PrefixExtractor, RocksConfig, RocksEngine};
 
@@ -320,11 +320,11 @@ fn has_separator(key: &[u8]) -> bool {
 fn prefix_iteration_with_a_custom_extractor() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = RocksEngine::open(RocksConfig {
-        prefix_extractor: Some(PrefixExtractor::Custom {
+        prefix_extractor: Some(PrefixExtractor::Custom(engine::KeyPrefix {
             name: "test.first-separator",
             transform: docdb_like_prefix,
             in_domain: has_separator,
-        }),
+        })),
         ..config(&dir)
     })
     .expect("open");
@@ -359,6 +359,70 @@ fn prefix_iteration_with_a_custom_extractor() {
         it.next();
     }
     assert_eq!(count, 25);
+}
+
+/// Seeks the bloom filters turned away so far.
+fn seeks_filtered(e: &RocksEngine) -> u64 {
+    let stats = e.statistics().expect("statistics");
+    stats
+        .counters
+        .iter()
+        .filter(|(name, _)| name.ends_with("level.seek.filtered"))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+#[test]
+fn prefix_seek_mode_filters_only_seeks_in_the_domain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(RocksConfig {
+        prefix_extractor: Some(PrefixExtractor::Custom(engine::KeyPrefix {
+            name: "test.first-separator",
+            transform: docdb_like_prefix,
+            in_domain: has_separator,
+        })),
+        ..config(&dir)
+    })
+    .expect("open");
+    // Two files, one document each.
+    put(&e, b"a\0x", b"v");
+    e.flush().expect("flush");
+    put(&e, b"b\0y", b"v");
+    e.flush().expect("flush");
+    let mut it = e
+        .iterator(IterOptions::new().prefix(PrefixMode::Seek))
+        .expect("iterator");
+
+    let before = seeks_filtered(&e);
+    it.seek(b"c\0");
+    assert!(!it.valid().expect("status"), "no document c");
+    assert!(
+        seeks_filtered(&e) > before,
+        "a seek in the domain consults the filters: {:?}",
+        e.statistics()
+            .expect("statistics")
+            .counters
+            .iter()
+            .filter(|(name, _)| name.contains("seek"))
+            .collect::<Vec<_>>()
+    );
+
+    it.seek(b"b\0");
+    assert_eq!(
+        it.valid().expect("status").then(|| it.key()),
+        Some(&b"b\0y"[..])
+    );
+
+    // Outside the domain (no separator) nothing is filtered and every key is seen.
+    let before = seeks_filtered(&e);
+    it.seek(b"a");
+    let mut keys = Vec::new();
+    while it.valid().expect("status") {
+        keys.push(it.key().to_vec());
+        it.next();
+    }
+    assert_eq!(keys, [b"a\0x".to_vec(), b"b\0y".to_vec()]);
+    assert_eq!(seeks_filtered(&e), before);
 }
 
 /// Collects what `iter` yields from its first key on.

@@ -2,6 +2,39 @@
 
 use crate::{Error, Result};
 
+/// A caller-defined key prefix, for backends with prefix bloom filters: each key of the
+/// domain maps to a prefix of itself that the filters remember (see [`PrefixMode`]).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyPrefix {
+    /// Stable name; RocksDB records it in every file and ignores the filters of files
+    /// written under another one.
+    pub name: &'static str,
+    /// The prefix of a key in the domain (a prefix of the key itself).
+    pub transform: fn(&[u8]) -> &[u8],
+    /// Whether a key has a prefix at all.
+    pub in_domain: fn(&[u8]) -> bool,
+}
+
+/// How an iterator may use the backend's prefix extractor (RocksDB's `prefix_extractor`),
+/// which maps each key of its domain to a prefix that bloom filters remember.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PrefixMode {
+    /// Every seek sees every key (RocksDB's `total_order_seek`).
+    #[default]
+    Total,
+    /// A seek whose target lies in the extractor's domain may skip the files and memtables
+    /// whose bloom filters lack the target's prefix. After such a seek only the keys sharing
+    /// that prefix are exact: the caller must stop reading at the first key without it and
+    /// seek again. A target outside the domain sees every key.
+    Seek,
+    /// As [`PrefixMode::Seek`], and iteration also ends at the first key without the
+    /// target's prefix (RocksDB's `prefix_same_as_start`). Results only agree across engines
+    /// when (1) every seek target lies inside the prefix (`seek`, `seek_for_prev`, and
+    /// `seek_to_first` whose target is `lower`; not `seek_to_last`, whose target is
+    /// `upper`), and (2) `lower`/`upper` confine the range to that prefix.
+    SameAsStart,
+}
+
 /// Options for opening an iterator.
 ///
 /// Bounds are enforced by every engine in both directions: positioning operations clamp to
@@ -13,16 +46,9 @@ pub struct IterOptions {
     pub lower: Option<Vec<u8>>,
     /// Exclusive upper bound: keys `>= upper` are never returned.
     pub upper: Option<Vec<u8>>,
-    /// Hint that the caller only reads keys sharing the seek target's prefix, as defined by
-    /// a prefix extractor configured on the backend (RocksDB's `prefix_same_as_start`). A
-    /// backend with such an extractor may then use prefix bloom filters and stop at the end
-    /// of the target's prefix; a backend without one ignores the hint.
-    ///
-    /// Results only agree across engines when (1) every seek target lies inside the prefix
-    /// (`seek`, `seek_for_prev`, and `seek_to_first` whose target is `lower`; not
-    /// `seek_to_last`, whose target is `upper`), and (2) `lower`/`upper` confine the range to
-    /// that prefix. Default `false`.
-    pub prefix_same_as_start: bool,
+    /// How the iterator may use a prefix extractor configured on the backend (see
+    /// [`PrefixMode`]); a backend without one ignores it. Default [`PrefixMode::Total`].
+    pub prefix: PrefixMode,
     /// Whether blocks read by this iterator are added to the block cache. Turn off for large
     /// one-off scans (full dumps, GC passes) so they do not evict the working set.
     /// Default `true`.
@@ -34,7 +60,7 @@ impl Default for IterOptions {
         Self {
             lower: None,
             upper: None,
-            prefix_same_as_start: false,
+            prefix: PrefixMode::Total,
             fill_cache: true,
         }
     }
@@ -64,9 +90,19 @@ impl IterOptions {
         self
     }
 
-    /// Sets `prefix_same_as_start` (see the field's documentation for the contract).
+    /// Sets [`PrefixMode::SameAsStart`] when `on`, else [`PrefixMode::Total`].
     pub fn prefix_same_as_start(mut self, on: bool) -> Self {
-        self.prefix_same_as_start = on;
+        self.prefix = if on {
+            PrefixMode::SameAsStart
+        } else {
+            PrefixMode::Total
+        };
+        self
+    }
+
+    /// Sets the prefix mode.
+    pub fn prefix(mut self, mode: PrefixMode) -> Self {
+        self.prefix = mode;
         self
     }
 

@@ -40,7 +40,7 @@ pub use compaction::{
     CompactionOutcome,
 };
 pub use error::{Error, Result};
-pub use iter::{EngineIterator, IterOptions};
+pub use iter::{EngineIterator, IterOptions, KeyPrefix, PrefixMode};
 pub use mem::{MemEngine, MemIter, MemSnapshot};
 pub use overlay::{Layered, Overlay};
 pub use rng::Rng;

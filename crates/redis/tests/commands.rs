@@ -236,6 +236,12 @@ fn list_pops_do_not_walk_over_earlier_pops() {
     assert_eq!(f.run("LPOP m"), bulk("y"));
     assert_eq!(f.run("RPOP m"), bulk("1997"));
     assert_eq!(f.run("EXISTS l"), int(0));
+    // The known bounds now point at removed elements: pops look past them.
+    assert_eq!(f.run("LREM m 0 1990"), int(1));
+    assert_eq!(f.run("LREM m 0 1996"), int(1));
+    assert_eq!(f.run("LPOP m"), bulk("1991"));
+    assert_eq!(f.run("RPOP m"), bulk("1995"));
+    assert_eq!(f.run("LRANGE m 0 -1"), array(&["1992", "1993", "1994"]));
 }
 
 #[test]

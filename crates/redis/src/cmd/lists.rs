@@ -126,6 +126,16 @@ fn elements<E: Engine>(
     } else {
         (i64::MIN, i64::MAX)
     };
+    let end = if from_back { high } else { low };
+    if limit == Some(1) && end != i64::MIN && end != i64::MAX {
+        // Usually the end element sits right at the bound: one lookup of its path, which
+        // path bloom filters answer, instead of a seek through every file for the first
+        // child.
+        let path = store::path(dk, &[KeyEntryValue::ArrayIndex(end)]);
+        if let Some(record) = r.child_record(&path)? {
+            return Ok(vec![(end, SubDocument::Primitive(record.payload))]);
+        }
+    }
     let range = element_range(low, high, from_back, limit);
     Ok(r.children(dk, &range)?
         .into_iter()

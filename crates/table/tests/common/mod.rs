@@ -47,11 +47,7 @@ pub fn open_tables<E: Engine>(engine: E, policy: &Arc<GcPolicy>) -> TableDb<E> {
 pub fn open_rocks(path: &Path, policy: Arc<GcPolicy>) -> RocksEngine {
     let config = RocksConfig {
         compaction_filter_factory: Some(policy),
-        prefix_extractor: Some(PrefixExtractor::Custom {
-            name: "docdb.DocKey",
-            transform: docdb::doc_key_prefix,
-            in_domain: docdb::is_doc_record,
-        }),
+        prefix_extractor: Some(PrefixExtractor::Custom(docdb::DOC_KEY_PREFIX)),
         write_buffer_size: 32 << 10,
         block_cache_bytes: 8 << 20,
         ..RocksConfig::new(path)
