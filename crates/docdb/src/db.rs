@@ -100,10 +100,10 @@ pub fn sub_doc_key_prefix(key: &[u8]) -> &[u8] {
 /// (the domain of [`sub_doc_key_prefix`]). Parsed from the front, so a bare path or a seek
 /// target whose time is cut short is never mistaken for one.
 pub fn is_versioned_record(key: &[u8]) -> bool {
-    versioned_path_len(key).is_some()
+    parse_versioned_record(key).is_some()
 }
 
-fn versioned_path_len(key: &[u8]) -> Option<usize> {
+fn parse_versioned_record(key: &[u8]) -> Option<()> {
     if *key.first()? < FIRST_RECORD_BYTE {
         return None;
     }
@@ -112,7 +112,7 @@ fn versioned_path_len(key: &[u8]) -> Option<usize> {
         rest = dockv::key_entry::skip_key_entry(rest).ok()?;
     }
     let (_, after) = DocHybridTime::decode(&rest[1..]).ok()?;
-    after.is_empty().then_some(key.len() - rest.len())
+    after.is_empty().then_some(())
 }
 
 /// Bloom filters on whole DocKeys ([`doc_key_prefix`]): a read of a document skips the

@@ -659,13 +659,12 @@ impl<'a> DocReader<'a> {
         mode: Mode,
     ) -> Result<Option<Version>> {
         if self.read_suffix.is_empty() {
+            let mut time = Vec::new();
+            DocHybridTime::encode_time_prefix(self.opts.read_ht, &mut time);
+            self.read_time_prefix_len = 1 + time.len();
             self.read_suffix.push(HYBRID_TIME_BYTE);
-            DocHybridTime::encode_time_prefix(self.opts.read_ht, &mut self.read_suffix);
-            self.read_time_prefix_len = self.read_suffix.len();
-            self.read_suffix.clear();
-            self.read_suffix.push(HYBRID_TIME_BYTE);
-            DocHybridTime::new(self.opts.read_ht, dockv::hybrid_time::MAX_WRITE_ID)
-                .encode_to(&mut self.read_suffix);
+            let max_write_id = dockv::hybrid_time::MAX_WRITE_ID;
+            DocHybridTime::encode_with_prefix(&time, max_write_id, &mut self.read_suffix);
         }
         let mut target = std::mem::take(&mut self.target);
         target.clear();
