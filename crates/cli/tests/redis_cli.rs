@@ -213,6 +213,49 @@ fn info_server() {
 }
 
 #[test]
+fn info_keyspace() {
+    on_both(&[], |server| {
+        cli(server, &["SET", "plain", "1"]);
+        cli(server, &["SET", "timed", "2", "EX", "1000"]);
+        cli(server, &["HSET", "hash", "f", "v"]);
+        cli(server, &["-n", "3", "SADD", "set", "m"]);
+        let text = cli(server, &["INFO", "keyspace"]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.first(),
+            Some(&"# Keyspace"),
+            "{}: {text}",
+            server.name
+        );
+        // Redis estimates avg_ttl from its expiry sampling: compare the counts only.
+        let counts: Vec<&str> = lines[1..]
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.split(",avg_ttl=").next().unwrap_or(l))
+            .collect();
+        assert_eq!(
+            counts,
+            ["db0:keys=3,expires=1", "db3:keys=1,expires=0"],
+            "{}: {text}",
+            server.name
+        );
+        let avg_ttl: u64 = lines[1]
+            .rsplit("avg_ttl=")
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(u64::MAX);
+        assert!(avg_ttl <= 1_000_000, "{}: {text}", server.name);
+        // docdb's default INFO leaves the section out (it scans every key); ALL has it.
+        let all = cli(server, &["INFO", "all"]);
+        assert!(
+            all.contains("db0:keys=3,expires=1"),
+            "{}: {all}",
+            server.name
+        );
+    });
+}
+
+#[test]
 fn scan_with_pattern() {
     on_both(&[], |server| {
         let mut input = Vec::new();

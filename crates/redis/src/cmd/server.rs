@@ -277,6 +277,14 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if wants("replication") {
         out.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n");
     }
+    // Counting keys takes a scan of every database (as DBSIZE does), so only a request
+    // naming the section, `all` or `everything` gets it, not the default INFO.
+    if matches!(
+        section.as_deref(),
+        Some(b"keyspace" | b"all" | b"everything")
+    ) {
+        keyspace(ctx, &mut out)?;
+    }
     if section.as_deref() == Some(b"commandstats") {
         out.push_str("# Commandstats\r\n");
         for (name, c) in core.metrics.commands() {
@@ -298,6 +306,35 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         out.truncate(out.len() - 2);
     }
     Ok(Frame::Verbatim(out.into_bytes()))
+}
+
+/// INFO's keyspace section: per non-empty database, its keys, how many have a TTL, and
+/// their average TTL left in milliseconds.
+fn keyspace<E: Engine>(ctx: &mut Ctx<'_, '_, E>, out: &mut String) -> CmdResult<()> {
+    out.push_str("# Keyspace\r\n");
+    let store = ctx.store();
+    let now = ctx.read_time();
+    let now_micros = now.physical_micros();
+    for (name, db) in store.db_names().into_iter().zip(store.db_ids()) {
+        let (mut keys, mut expires, mut ttl_ms) = (0u64, 0u64, 0u64);
+        store.scan_keys(db, None, now, |_, _, info| {
+            keys += 1;
+            if let Some(at) = info.expires_at {
+                expires += 1;
+                ttl_ms += at.saturating_sub(now_micros) / 1000;
+            }
+            true
+        })?;
+        if keys > 0 {
+            let avg_ttl = ttl_ms.checked_div(expires).unwrap_or(0);
+            let _ = write!(
+                out,
+                "db{name}:keys={keys},expires={expires},avg_ttl={avg_ttl}\r\n"
+            );
+        }
+    }
+    out.push_str("\r\n");
+    Ok(())
 }
 
 /// This process's resident memory in bytes (Linux), for INFO and the load test.
