@@ -316,18 +316,23 @@ fn has_separator(key: &[u8]) -> bool {
     key.contains(&0)
 }
 
-#[test]
-fn prefix_iteration_with_a_custom_extractor() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let e = RocksEngine::open(RocksConfig {
+/// An engine whose prefix extractor takes everything up to the first 0x00.
+fn open_with_separator_prefix(dir: &tempfile::TempDir) -> RocksEngine {
+    RocksEngine::open(RocksConfig {
         prefix_extractor: Some(PrefixExtractor::Custom(engine::KeyPrefix {
             name: "test.first-separator",
             transform: docdb_like_prefix,
             in_domain: has_separator,
         })),
-        ..config(&dir)
+        ..config(dir)
     })
-    .expect("open");
+    .expect("open")
+}
+
+#[test]
+fn prefix_iteration_with_a_custom_extractor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = open_with_separator_prefix(&dir);
     for doc in ["a", "b", "c"] {
         for col in 0..10u8 {
             put(&e, &[doc.as_bytes(), b"\0", &[col]].concat(), b"v");
@@ -375,15 +380,7 @@ fn seeks_filtered(e: &RocksEngine) -> u64 {
 #[test]
 fn prefix_seek_mode_filters_only_seeks_in_the_domain() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let e = RocksEngine::open(RocksConfig {
-        prefix_extractor: Some(PrefixExtractor::Custom(engine::KeyPrefix {
-            name: "test.first-separator",
-            transform: docdb_like_prefix,
-            in_domain: has_separator,
-        })),
-        ..config(&dir)
-    })
-    .expect("open");
+    let e = open_with_separator_prefix(&dir);
     // Two files, one document each.
     put(&e, b"a\0x", b"v");
     e.flush().expect("flush");
