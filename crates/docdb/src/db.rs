@@ -96,9 +96,9 @@ pub fn sub_doc_key_prefix(key: &[u8]) -> &[u8] {
     }
 }
 
-/// Whether `key` is a document record: a DocKey, subkeys, `#` and one whole hybrid time
-/// (the domain of [`sub_doc_key_prefix`]). Parsed from the front, so a bare path or a seek
-/// target whose time is cut short is never mistaken for one.
+/// Whether `key` has a document record's shape: a DocKey, subkeys, `#` and one whole hybrid
+/// time (the domain of [`sub_doc_key_prefix`]). Parsed from the front, so a bare path or a
+/// seek target whose time is cut short is never mistaken for one.
 pub fn is_versioned_record(key: &[u8]) -> bool {
     parse_versioned_record(key).is_some()
 }
@@ -111,8 +111,10 @@ fn parse_versioned_record(key: &[u8]) -> Option<()> {
     while *rest.first()? != HYBRID_TIME_BYTE {
         rest = dockv::key_entry::skip_key_entry(rest).ok()?;
     }
-    let (_, after) = DocHybridTime::decode(&rest[1..]).ok()?;
-    after.is_empty().then_some(())
+    // The time's shape is enough (its values are checked where records are read); a time
+    // cut short of its write id has three varints, not four.
+    let time = &rest[1..];
+    (DocHybridTime::encoded_len_at(time)? == time.len()).then_some(())
 }
 
 /// Bloom filters on whole DocKeys ([`doc_key_prefix`]): a read of a document skips the
@@ -1239,15 +1241,14 @@ mod tests {
         }
 
         /// Arbitrary bytes never panic either function, and whatever is in the domain has
-        /// its prefix followed by `#` and one whole time.
+        /// its prefix followed by `#` and one time's shape.
         #[test]
         fn path_prefix_on_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let prefix = sub_doc_key_prefix(&bytes);
             if is_versioned_record(&bytes) {
                 let rest = &bytes[prefix.len()..];
                 prop_assert_eq!(rest.first(), Some(&HYBRID_TIME_BYTE));
-                let decoded = DocHybridTime::decode(&rest[1..]);
-                prop_assert!(decoded.is_ok_and(|(_, after)| after.is_empty()));
+                prop_assert_eq!(DocHybridTime::encoded_len_at(&rest[1..]), Some(rest.len() - 1));
             }
         }
     }

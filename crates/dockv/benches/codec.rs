@@ -43,6 +43,14 @@ fn sub_doc_key(c: &mut Criterion) {
         let mut ends = Vec::new();
         b.iter(|| component_ends(black_box(&encoded), &mut ends))
     });
+    // The path filters' domain check reads the time's shape, not its values.
+    let time = key.time.map(|t| t.encoded()).unwrap_or_default();
+    c.bench_function("doc_hybrid_time/decode", |b| {
+        b.iter(|| DocHybridTime::decode(black_box(&time)))
+    });
+    c.bench_function("doc_hybrid_time/encoded_len_at", |b| {
+        b.iter(|| DocHybridTime::encoded_len_at(black_box(&time)))
+    });
 }
 
 fn ten_columns() -> Vec<ColumnPackingSpec> {

@@ -170,6 +170,18 @@ impl DocHybridTime {
         out
     }
 
+    /// The length of the encoding at the front of `input` (no `#`), from its four varints'
+    /// headers and the size in its last byte, without decoding the values: `None` unless
+    /// they agree. Cheaper than [`Self::decode`] where only the shape matters.
+    pub fn encoded_len_at(input: &[u8]) -> Option<usize> {
+        let mut len = 0;
+        for _ in 0..4 {
+            len += crate::varint::signed_len_at(input.get(len..)?)?;
+        }
+        let stored = usize::from(input.get(len - 1)? & 0x1F);
+        (stored == len).then_some(len)
+    }
+
     /// Decodes an encoding at the front of `input` (no `#`), returning the rest.
     pub fn decode(input: &[u8]) -> Result<(Self, &[u8])> {
         let (generation, rest) = decode_signed_descending(input)?;
@@ -385,6 +397,22 @@ mod tests {
         fn decode_never_panics(bytes: Vec<u8>) {
             let _ = DocHybridTime::decode(&bytes);
             let _ = DocHybridTime::decode_from_end(&bytes);
+            // Whatever decodes has the shape `encoded_len_at` reads.
+            if let Ok((_, rest)) = DocHybridTime::decode(&bytes) {
+                prop_assert_eq!(DocHybridTime::encoded_len_at(&bytes), Some(bytes.len() - rest.len()));
+            }
+        }
+
+        /// The shape of an encoding is its length; the time without its write id has none.
+        #[test]
+        fn encoded_len_at_reads_the_shape(t in any_doc_ht(), tail: Vec<u8>) {
+            let mut enc = t.encoded();
+            let len = enc.len();
+            enc.extend_from_slice(&tail);
+            prop_assert_eq!(DocHybridTime::encoded_len_at(&enc), Some(len));
+            let mut prefix = Vec::new();
+            DocHybridTime::encode_time_prefix(t.ht, &mut prefix);
+            prop_assert_eq!(DocHybridTime::encoded_len_at(&prefix), None);
         }
     }
 }

@@ -83,19 +83,31 @@ pub fn decode_signed_descending(input: &[u8]) -> Result<(i64, &[u8])> {
     Ok((value, rest))
 }
 
+/// The length of the signed varint at the front of `input` (ascending or descending), read
+/// from its header alone; `None` if there is none or it is cut short.
+pub fn signed_len_at(input: &[u8]) -> Option<usize> {
+    let (_, n) = signed_header(input)?;
+    (n <= input.len()).then_some(n)
+}
+
+/// Sign and byte length of the signed varint at the front of `input`, from its header.
+fn signed_header(input: &[u8]) -> Option<(bool, usize)> {
+    let &first = input.first()?;
+    let negative = first & 0x80 == 0;
+    let flip = if negative { 0xFFu8 } else { 0 };
+    let second = input.get(1).map_or(0, |b| b ^ flip);
+    let n = u16::from_be_bytes([first ^ flip, second]).leading_ones() as usize;
+    (1..=MAX_VARINT_LEN).contains(&n).then_some((negative, n))
+}
+
 /// Sign, magnitude and rest of a signed varint.
 fn decode_signed_parts(input: &[u8]) -> Result<(bool, u64, &[u8])> {
     let (&first, _) = input
         .split_first()
         .ok_or_else(|| corruption!("cannot decode a varint of zero size"))?;
-    let negative = first & 0x80 == 0;
+    let (negative, n) =
+        signed_header(input).ok_or_else(|| corruption!("invalid varint header {first:#04x}"))?;
     let flip = if negative { 0xFFu8 } else { 0 };
-    let second = input.get(1).map_or(0, |b| b ^ flip);
-    let header = u16::from_be_bytes([first ^ flip, second]);
-    let n = header.leading_ones() as usize;
-    if !(1..=MAX_VARINT_LEN).contains(&n) {
-        return Err(corruption!("invalid varint header {first:#04x}"));
-    }
     let (body, rest) = take(input, n, "varint")?;
     let value_bits = 7 * n - 1;
     if n <= 8 {
