@@ -87,13 +87,9 @@ pub fn is_doc_record(key: &[u8]) -> bool {
 /// filters ([`PrefixMode::Seek`](engine::PrefixMode::Seek)); a reader must seek to a
 /// bare path, or to a truncated time, to see every key.
 pub fn sub_doc_key_prefix(key: &[u8]) -> &[u8] {
-    // Called on every write: keys of the domain hold the time's length in the low bits of
-    // their last byte, so the path's end is found without decoding.
-    let time_len = key.last().map_or(0, |&last| usize::from(last & 0x1F));
-    match key.len().checked_sub(time_len + 1) {
-        Some(end) if time_len > 0 && key[end] == HYBRID_TIME_BYTE => &key[..end],
-        _ => key,
-    }
+    // Called on every write: keys of the domain hold the time's length in their last byte,
+    // so the path's end is found without decoding.
+    DocHybridTime::split_from_end(key).map_or(key, |(path, _)| path)
 }
 
 /// Whether `key` has a document record's shape: a DocKey, subkeys, `#` and one whole hybrid

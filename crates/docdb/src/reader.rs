@@ -609,17 +609,10 @@ impl<'a> DocReader<'a> {
             overwrite.encode_to(&mut self.overwrite_key.1);
             self.overwrite_key.0 = overwrite;
         }
-        // Encoded times sort newest first, so "not newer" is "not below" as bytes; the time's
-        // length is in the low bits of the key's last byte. A malformed key is left to the
-        // full path, which reports it.
-        let Some(&last) = key.last() else {
-            return false;
-        };
-        let len = usize::from(last & 0x1F);
-        if len == 0 || len >= key.len() || key[key.len() - len - 1] != HYBRID_TIME_BYTE {
-            return false;
-        }
-        key[key.len() - len..] >= self.overwrite_key.1[..]
+        // Encoded times sort newest first, so "not newer" is "not below" as bytes. A malformed
+        // key is left to the full path, which reports it.
+        DocHybridTime::split_from_end(key)
+            .is_some_and(|(_, time)| time >= &self.overwrite_key.1[..])
     }
 
     /// Fills levels up to `depth` (exclusive) with their parent's state: a path level without

@@ -220,30 +220,26 @@ impl DocHybridTime {
         ))
     }
 
+    /// Splits `key` into what precedes its trailing `#` + encoded time, and that encoding,
+    /// from the size in its last byte alone (nothing is decoded); `None` unless the key ends
+    /// that way.
+    pub fn split_from_end(key: &[u8]) -> Option<(&[u8], &[u8])> {
+        let len = usize::from(key.last()? & 0x1F);
+        let (head, encoded) = key.split_at(key.len().checked_sub(len)?);
+        let (&tag, prefix) = head.split_last()?;
+        (len > 0 && tag == b'#').then_some((prefix, encoded))
+    }
+
     /// Decodes the DocHybridTime that ends `key` (`DecodeFromEnd`): its length is in the low
     /// bits of the last byte and the byte before it must be `#`. Returns the key prefix
     /// without the `#` and the time.
     pub fn decode_from_end(key: &[u8]) -> Result<(&[u8], Self)> {
-        let &last = key
-            .last()
-            .ok_or_else(|| corruption!("empty key has no hybrid time"))?;
-        let len = usize::from(last & 0x1F);
-        if len == 0 || len + 1 > key.len() {
-            return Err(corruption!(
-                "hybrid time size {len} does not fit key of {} bytes",
+        let (prefix, encoded) = Self::split_from_end(key).ok_or_else(|| {
+            corruption!(
+                "key of {} bytes does not end with '#' and a hybrid time of the size its last byte gives",
                 key.len()
-            ));
-        }
-        let split = key.len() - len;
-        let (prefix, encoded) = key.split_at(split);
-        let Some((&tag, prefix)) = prefix.split_last() else {
-            return Err(corruption!("no room for '#' before the hybrid time"));
-        };
-        if tag != b'#' {
-            return Err(corruption!(
-                "expected '#' before the hybrid time, found {tag:#04x}"
-            ));
-        }
+            )
+        })?;
         let (time, rest) = Self::decode(encoded)?;
         if !rest.is_empty() {
             return Err(corruption!(
@@ -404,6 +400,20 @@ mod tests {
         }
 
         /// The shape of an encoding is its length; the time without its write id has none.
+        /// A key ending in `#` and a time splits there without decoding.
+        #[test]
+        fn split_from_end_finds_the_time(t in any_doc_ht(), path: Vec<u8>) {
+            let mut key = path.clone();
+            key.push(b'#');
+            key.extend_from_slice(&t.encoded());
+            let encoded = t.encoded();
+            prop_assert_eq!(DocHybridTime::split_from_end(&key), Some((&path[..], &encoded[..])));
+            // Whatever decodes from the end splits there too.
+            if DocHybridTime::decode_from_end(&path).is_ok() {
+                prop_assert!(DocHybridTime::split_from_end(&path).is_some());
+            }
+        }
+
         #[test]
         fn encoded_len_at_reads_the_shape(t in any_doc_ht(), tail: Vec<u8>) {
             let mut enc = t.encoded();
