@@ -78,20 +78,17 @@ pub fn inherited(chain: impl IntoIterator<Item = Expiration>, record_ht: HybridT
         .unwrap_or_default()
 }
 
-/// A record's own expiration: a newer TTL merge record's if there is one, else its own TTL's.
-/// A merge record does not revive a value whose own TTL had already run out when it was
-/// written.
+/// A record's own expiration: the newest TTL merge record's above it if there is one, else
+/// its own TTL's. A merge record restates the expiration whole, and one is only written on a
+/// live value, so the newest one holds even when the value's own TTL (or an older merge
+/// record's) ran out before it: it was written while an older merge record kept the value
+/// alive (SET EX, EXPIRE, then EXPIRE again after the SET's TTL).
 pub fn own_expiration(
     record_ht: HybridTime,
     ttl: Option<Ttl>,
     merged: Option<Expiration>,
 ) -> Option<Expiration> {
-    let own = ttl.map(|ttl| Expiration::new(record_ht, Some(ttl)));
-    match (merged, own) {
-        (Some(merge), Some(own)) if has_expired(own.write_ht, own.ttl, merge.write_ht) => Some(own),
-        (Some(merge), _) => Some(merge),
-        (None, own) => own,
-    }
+    merged.or_else(|| ttl.map(|ttl| Expiration::new(record_ht, Some(ttl))))
 }
 
 /// The expiration in force for a record written at `record_ht`, given its own (TTL or merge
@@ -190,15 +187,23 @@ mod tests {
             effective_expiration(Some(alive), [parent], us(4500)),
             parent
         );
+    }
+
+    /// The newest merge record restates a value's expiration, whatever its own TTL: it was
+    /// written while the value was alive, perhaps through an older merge record.
+    #[test]
+    fn the_newest_merge_record_holds() {
         let merge = Expiration::new(us(3000), Some(Ttl(10)));
         assert_eq!(
             own_expiration(us(1000), Some(Ttl(1)), Some(merge)),
-            Some(own)
-        );
-        assert_eq!(
-            own_expiration(us(2500), Some(Ttl(1)), Some(merge)),
             Some(merge)
         );
+        assert_eq!(own_expiration(us(1000), None, Some(merge)), Some(merge));
+        assert_eq!(
+            own_expiration(us(1000), Some(Ttl(1)), None),
+            Some(Expiration::new(us(1000), Some(Ttl(1))))
+        );
+        assert_eq!(own_expiration(us(1000), None, None), None);
     }
 
     /// The model test's 1M-operation failure: a child inherits its parent's 5 ms TTL and expires

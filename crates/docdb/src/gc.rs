@@ -27,7 +27,9 @@ pub struct GcParams {
     /// The table's default TTL.
     pub table_ttl: Option<Ttl>,
     /// No older data exists outside this compaction (a full/major compaction), so
-    /// tombstones and expired values can be dropped rather than kept as tombstones.
+    /// tombstones and expired values can be dropped. A partial compaction keeps tombstones,
+    /// and keeps expired values as they are unless nothing outside it can restate their
+    /// expiry ([`TableRules::local_expiry`]); those become tombstones.
     pub full: bool,
     /// The caller can apply computed rewrites (stripping the intent time). When false,
     /// nothing is rewritten.
@@ -54,7 +56,8 @@ pub enum GcDecision {
     Keep,
     /// Drop the record.
     Discard,
-    /// Replace the value with a plain tombstone (an expired value in a non-full compaction).
+    /// Replace the value with a plain tombstone (an expired value that still hides older
+    /// versions).
     Tombstone,
     /// Replace the value with these bytes (only when `can_rewrite`).
     Rewrite(Vec<u8>),
@@ -175,6 +178,7 @@ impl GcFilter {
             table_ttl: params.table_ttl,
             deleted_columns: params.deleted_columns.clone(),
             ignore_ttls: false,
+            local_expiry: false,
             repacker: None,
         });
         GcFilter {
@@ -445,9 +449,13 @@ impl GcFilter {
             return Some(if self.params.full && !under_packed_row {
                 self.stats.expired_dropped += 1;
                 GcDecision::Discard
-            } else {
+            } else if self.params.full || self.expiry_is_local(new_stack_size, control.ttl) {
                 self.stats.expired_to_tombstone += 1;
                 GcDecision::Tombstone
+            } else {
+                // Records outside this compaction may restate the expiration: an ancestor's
+                // TTL passed down, a later EXPIRE or PERSIST. A full compaction decides.
+                GcDecision::Keep
             });
         }
         if control.intent_doc_ht.is_some() && time.ht < cutoff && self.params.can_rewrite {
@@ -493,6 +501,14 @@ impl GcFilter {
         }
         self.block_merge_kept = true;
         GcDecision::Keep
+    }
+
+    /// Whether a compaction that sees only part of the data can trust its expiry of a record
+    /// `stack_size` components deep (the DocKey counts) with `ttl` of its own: see
+    /// [`TableRules::local_expiry`]. A column directly below the row inherits only the table
+    /// default; deeper levels (collection elements) may inherit from a level outside.
+    fn expiry_is_local(&self, stack_size: usize, ttl: Option<Ttl>) -> bool {
+        self.table.local_expiry && (ttl.is_some() || stack_size == 2)
     }
 
     fn is_deleted_column(&self, key: &[u8]) -> bool {

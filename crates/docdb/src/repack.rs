@@ -28,6 +28,12 @@ pub struct TableRules {
     pub table_ttl: Option<Ttl>,
     /// Values never expire: the table's reads ignore TTLs (YSQL), so compactions must too.
     pub ignore_ttls: bool,
+    /// A compaction that sees only part of the data may still turn this table's expired
+    /// columns into tombstones. True for rows (YCQL/YSQL): no TTL merge record is ever
+    /// written, and a row passes only the table's default TTL down to its columns, so a
+    /// column's expiry found from its own record holds whatever lies outside the compaction.
+    /// False for documents, whose levels pass TTLs down and take EXPIRE/PERSIST.
+    pub local_expiry: bool,
     /// Column ids dropped from the schema: their cells at or below the cutoff go.
     pub deleted_columns: HashSet<i32>,
     /// Builds repacked rows; `None` when the table's rows are not repacked.

@@ -147,7 +147,12 @@ impl Model {
         if record.time <= parent_ow {
             return (None, (parent_ow, parent_exp));
         }
-        let own = docdb::expiration::own_expiration(record.time.ht, record.ttl, merged);
+        // The newest merge record restates the expiration; else the record's own TTL.
+        let own = merged.or_else(|| {
+            record
+                .ttl
+                .map(|ttl| Expiration::new(record.time.ht, Some(ttl)))
+        });
         let exp = docdb::expiration::effective_expiration(
             own,
             chain.iter().rev().copied(),

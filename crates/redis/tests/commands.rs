@@ -141,6 +141,25 @@ fn strings_expire_at_their_ttl_for_every_command() {
     assert_eq!(f.run("TTL k"), int(-1));
 }
 
+/// A TTL restated twice: the second EXPIRE comes after the string's own TTL would have run
+/// out, while the first one keeps it alive. Each restatement holds until the next.
+#[test]
+fn a_string_kept_alive_by_expire_takes_every_later_expire() {
+    let mut f = Fixture::new();
+    assert_eq!(f.run("SET k v PX 2000"), ok());
+    assert_eq!(f.run("EXPIRE k 100"), int(1));
+    f.advance_ms(3000);
+    assert_eq!(f.run("GET k"), bulk("v"), "the first EXPIRE holds");
+    assert_eq!(f.run("EXPIRE k 1000"), int(1));
+    assert_eq!(f.run("TTL k"), int(1000));
+    assert_eq!(f.run("GET k"), bulk("v"));
+    f.advance_ms(500_000);
+    assert_eq!(f.run("PERSIST k"), int(1));
+    f.advance_ms(5_000_000);
+    assert_eq!(f.run("GET k"), bulk("v"), "PERSIST after two EXPIREs");
+    assert_eq!(f.run("TTL k"), int(-1));
+}
+
 #[test]
 fn collections_expire_persist_and_keep_their_ttl_across_writes() {
     let mut f = Fixture::new();

@@ -75,6 +75,7 @@ fn rules_of(table: &Arc<Table>) -> TableRules {
         deleted_columns,
         // YSQL reads ignore TTLs (a row written with one, as vectors.md C1 is, stays).
         ignore_ttls: !ycql,
+        local_expiry: true,
         repacker: table.options().packed.then(|| {
             Arc::new(TableRepacker {
                 table: table.clone(),
