@@ -1228,7 +1228,8 @@ use Step::{Hello, Read, Run, Sleep};
 const EXACT: Cmp = Cmp::Exact;
 
 /// Keys with 1–2 s TTLs, read after they lapse: expired keys read as absent under every
-/// type, TTL-clearing and TTL-keeping writes behave as in Redis, RENAME carries the TTL.
+/// type, TTL-clearing and TTL-keeping writes behave as in Redis, RENAME carries the TTL, and
+/// a key an EXPIRE kept alive past its own TTL takes a later EXPIRE or PERSIST.
 #[test]
 fn expiry_after_sleeping_matches_redis() {
     let script = [
@@ -1270,7 +1271,18 @@ fn expiry_after_sleeping_matches_redis() {
         Run(&["TTL", "r1"], EXACT),
         Run(&["EXPIRE", "nokey", "1"], EXACT),
         Run(&["PERSIST", "keep1"], EXACT),
+        // Kept alive past their own TTL by an EXPIRE, then restated again after it.
+        Run(&["SET", "c1", "v", "PX", "1000"], EXACT),
+        Run(&["PEXPIRE", "c1", "60000"], EXACT),
+        Run(&["SET", "c2", "v", "PX", "1000"], EXACT),
+        Run(&["PEXPIRE", "c2", "60000"], EXACT),
         Sleep(2100),
+        Run(&["EXPIRE", "c1", "100"], EXACT),
+        Run(&["TTL", "c1"], Cmp::Within(1)),
+        Run(&["GET", "c1"], EXACT),
+        Run(&["PERSIST", "c2"], EXACT),
+        Run(&["TTL", "c2"], EXACT),
+        Run(&["GET", "c2"], EXACT),
         Run(&["GET", "e1"], EXACT),
         Run(&["GET", "e2"], EXACT),
         Run(&["GET", "e3"], EXACT),
