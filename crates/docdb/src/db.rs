@@ -26,10 +26,14 @@ use crate::reader::{
 use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
 use crate::subdoc::SubDocument;
+use crate::unflushed::UnflushedWrites;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 
 /// Compactions one [`DocDb::compact`] runs to write repacked rows, after the first.
 const MAX_REPACK_ROUNDS: usize = 4;
+
+/// [`DocDb::maintain`] flushes at most this often (with a history retention near 0).
+const MIN_MAINTAIN_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Default budget of the root cache ([`DocDbOptions::root_cache_bytes`]): about 900 000
 /// short Redis strings.
@@ -179,6 +183,9 @@ pub struct GcPolicy {
     stats: Arc<Mutex<GcStats>>,
     /// Rows repacked by manual compactions, waiting to be written.
     repacked: Arc<Mutex<Records>>,
+    /// The times of records that may not be in files yet: a full compaction's cutoff stays
+    /// below them.
+    unflushed: UnflushedWrites,
 }
 
 impl GcPolicy {
@@ -192,6 +199,7 @@ impl GcPolicy {
             }),
             stats: Arc::default(),
             repacked: Arc::default(),
+            unflushed: UnflushedWrites::default(),
         })
     }
 
@@ -209,7 +217,8 @@ impl GcPolicy {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The history cutoff a compaction starting now would use.
+    /// The history cutoff a compaction starting now would use (a full compaction's stays
+    /// below every record that may not be in its files, see [`crate::unflushed`]).
     pub fn history_cutoff(&self) -> HybridTime {
         let state = self.state();
         if let Some(cutoff) = state.manual_cutoff {
@@ -233,6 +242,26 @@ impl GcPolicy {
         state.deleted_columns = deleted_columns;
     }
 
+    /// The latest cutoff at which a full compaction still sees every record at or below it.
+    fn full_compaction_floor(&self, ctx: &CompactionContext) -> HybridTime {
+        let in_compact = self.state().manual_cutoff.is_some();
+        if ctx.is_manual && in_compact {
+            // [`DocDb::compact`] flushed what its checkpoint took before choosing the files.
+            self.unflushed.cutoff_after_checkpoint()
+        } else {
+            self.unflushed.cutoff(self.clock.now().physical_micros())
+        }
+    }
+
+    /// How long writes flushed by a [`DocDb::flush`] still hold back the cutoff of full
+    /// compactions (see [`crate::unflushed`]); default
+    /// [`crate::unflushed::FLUSH_GRACE_MICROS`]. It must exceed the time a compaction takes
+    /// from choosing its files to starting; tests on a fast timeline shorten it.
+    pub fn set_flush_grace(&self, grace: Duration) {
+        let micros = u64::try_from(grace.as_micros()).unwrap_or(u64::MAX);
+        self.unflushed.set_grace_micros(micros);
+    }
+
     /// Counters summed over every compaction so far.
     pub fn stats(&self) -> GcStats {
         *self.stats.lock().unwrap_or_else(|e| e.into_inner())
@@ -241,7 +270,10 @@ impl GcPolicy {
 
 impl CompactionFilterFactory for GcPolicy {
     fn create(&self, ctx: &CompactionContext) -> Box<dyn CompactionFilter> {
-        let history_cutoff = self.history_cutoff();
+        let mut history_cutoff = self.history_cutoff();
+        if ctx.is_full {
+            history_cutoff = history_cutoff.min(self.full_compaction_floor(ctx));
+        }
         let state = self.state();
         let params = GcParams {
             history_cutoff,
@@ -526,6 +558,9 @@ impl<E: Engine> DocDb<E> {
     /// Opens documents over `engine`, which must have been opened with `policy` as its
     /// compaction filter factory so that compactions collect garbage.
     pub fn open(engine: E, policy: Arc<GcPolicy>, options: DocDbOptions) -> Result<Self> {
+        // Records an engine recovered from its log into memory were written by no one this
+        // process tracks (see [`crate::unflushed`]): into files with them.
+        engine.flush()?;
         let counter = match engine.get(LIST_COUNTER_KEY)? {
             Some(bytes) => i64::from_be_bytes(
                 bytes
@@ -883,6 +918,8 @@ impl<E: Engine> DocDb<E> {
         self.in_flight.store(TAKING_TIME, Ordering::SeqCst);
         let _in_flight = InFlight(&self.in_flight);
         let ht = self.clock.now();
+        // Its records wait in memory until it ends: in no file, like the memtable's.
+        self.policy.unflushed.note(ht);
         self.next_write_id.store(0, Ordering::SeqCst);
         self.in_flight.store(ht.0, Ordering::SeqCst);
         let _here = WritingHere::enter(self.identity());
@@ -1034,7 +1071,9 @@ impl<E: Engine> DocDb<E> {
         let before = self.policy.stats();
         self.policy.take_repacked();
         self.policy.state().manual_cutoff = Some(cutoff);
-        let result = self.compact_and_repack();
+        let result = self
+            .compact_files()
+            .and_then(|()| self.compact_and_repack());
         self.policy.state().manual_cutoff = None;
         result?;
         Ok(self.policy.stats().since(&before))
@@ -1044,13 +1083,19 @@ impl<E: Engine> DocDb<E> {
     /// repacked (a compaction holds at most [`crate::repack::MAX_REPACKED_BYTES`] of them) or
     /// [`MAX_REPACK_ROUNDS`] rounds ran.
     fn compact_and_repack(&self) -> Result<()> {
-        self.engine.compact_all()?;
         for _ in 0..MAX_REPACK_ROUNDS {
             let repacked = self.policy.take_repacked();
             if repacked.is_empty() {
                 break;
             }
             tracing::info!(rows = repacked.len(), "writing repacked rows");
+            let oldest = repacked
+                .iter()
+                .map(|(key, _)| {
+                    DocHybridTime::decode_from_end(key).map_or(HybridTime::MIN, |(_, t)| t.ht)
+                })
+                .min()
+                .unwrap_or(HybridTime::MIN);
             let mut batch = WriteBatch::with_capacity(repacked.len());
             for (key, value) in repacked {
                 batch.put(key, value);
@@ -1060,18 +1105,62 @@ impl<E: Engine> DocDb<E> {
             };
             // Repacked rows keep their times, which the cache has seen already.
             self.roots.apply_written(&batch, HybridTime::MIN, true);
-            let written = self.engine.write(&batch, opts);
+            let written = (self.policy.unflushed).write(oldest, || self.engine.write(&batch, opts));
             self.landed(written, true)?;
-            self.engine.compact_all()?;
+            self.compact_files()?;
         }
         // Rows gathered by the last round wait for the next compaction.
         self.policy.take_repacked();
         Ok(())
     }
 
+    /// Flushes the memtable and compacts every file (a full compaction), as a checkpoint of
+    /// what is unflushed: what was written before it is among the files compacted.
+    fn compact_files(&self) -> Result<()> {
+        let now = || self.clock.now().physical_micros();
+        self.policy
+            .unflushed
+            .checkpoint(now, || self.engine.compact_all())?;
+        Ok(())
+    }
+
     /// Flushes memtables to files.
     pub fn flush(&self) -> Result<()> {
-        Ok(self.engine.flush()?)
+        let now = || self.clock.now().physical_micros();
+        Ok(self
+            .policy
+            .unflushed
+            .checkpoint(now, || self.engine.flush())?)
+    }
+
+    /// Background upkeep, for a caller to run every second or so: flushes the memtable once
+    /// the oldest write in it may be older than half the history retention, so that full
+    /// compactions (whose cutoff stays below unflushed writes, see [`crate::unflushed`]) keep
+    /// collecting history up to the retention. Returns whether it flushed; it never waits for
+    /// a flush or compaction already running.
+    pub fn maintain(&self) -> Result<bool> {
+        let Some(oldest) = self.policy.unflushed.oldest_since_checkpoint() else {
+            return Ok(false);
+        };
+        let age = self
+            .clock
+            .now()
+            .physical_micros()
+            .saturating_sub(oldest.physical_micros());
+        let every = (self.options().history_retention / 2).max(MIN_MAINTAIN_FLUSH_INTERVAL);
+        if u128::from(age) < every.as_micros() {
+            return Ok(false);
+        }
+        // A compaction or flush running now checkpoints anyway; never wait for it.
+        let now = || self.clock.now().physical_micros();
+        match self
+            .policy
+            .unflushed
+            .try_checkpoint(now, || self.engine.flush())
+        {
+            Some(flushed) => flushed.map(|()| true).map_err(Error::from),
+            None => Ok(false),
+        }
     }
 
     /// Every stored document record in key order, one `key -> value` line each
@@ -1159,15 +1248,16 @@ impl<E: Engine> DocDb<E> {
         let opts = WriteOptions {
             sync: self.options().sync_writes,
         };
+        let unflushed = &self.policy.unflushed;
         let mut ceiling = self.ceiling.lock().unwrap_or_else(|e| e.into_inner());
         if ht < *ceiling {
             drop(ceiling);
-            return self.engine.write(&batch, opts);
+            return unflushed.write(ht, || self.engine.write(&batch, opts));
         }
         // Raising writes go one at a time, so the ceiling stored only grows.
         let raised = HybridTime::new(ht.physical_micros() + CEILING_STEP_MICROS, 0);
         batch.put(CEILING_KEY.to_vec(), raised.0.to_be_bytes().to_vec());
-        self.engine.write(&batch, opts)?;
+        unflushed.write(ht, || self.engine.write(&batch, opts))?;
         *ceiling = raised;
         Ok(())
     }

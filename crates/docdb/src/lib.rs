@@ -17,6 +17,7 @@ pub mod reader;
 pub mod repack;
 mod root_cache;
 pub mod subdoc;
+pub mod unflushed;
 pub mod write_batch;
 
 pub use db::{

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use docdb::clock::HybridClock;
 use docdb::expiration::{Expiration, is_expired_at};
@@ -397,15 +398,32 @@ struct Harness<E: Engine> {
     db: DocDb<E>,
 }
 
-fn options(table_ttl: Option<Ttl>) -> DocDbOptions {
+fn options(table_ttl: Option<Ttl>, retention: Option<Duration>) -> DocDbOptions {
     DocDbOptions {
         table_ttl,
         sync_writes: false,
+        history_retention: retention.unwrap_or(docdb::db::DEFAULT_HISTORY_RETENTION),
         ..DocDbOptions::default()
     }
 }
 
-fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Option<E>) -> E) {
+/// Runs the model with 900 s of history retention: on the test's timeline (a few µs a
+/// step) background compactions collect nothing, and only explicit compactions do.
+fn run<E: Engine>(seed: u64, ops: usize, open: impl FnMut(Arc<GcPolicy>, Option<E>) -> E) {
+    run_with_retention(seed, ops, None, |_, _| {}, open)
+}
+
+/// Runs the model; with `retention`, background compactions collect what is older than
+/// "now" minus it, and reads stay at or after that. Background compactions are then paused
+/// and resumed at random (`pause(engine, paused)`), as a busy machine delays them: they
+/// catch up later, at a later cutoff, over files flushed long before.
+fn run_with_retention<E: Engine>(
+    seed: u64,
+    ops: usize,
+    retention: Option<Duration>,
+    pause: impl Fn(&E, bool),
+    mut open: impl FnMut(Arc<GcPolicy>, Option<E>) -> E,
+) {
     eprintln!("model test seed {seed} ops {ops} (replay with DOCDB_MODEL_SEED={seed})");
     let mut rng = Rng::new(seed);
     let table_ttl = if rng.chance(30) {
@@ -422,16 +440,40 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
     // retention) never collect history the test still reads.
     let physical = Arc::new(std::sync::atomic::AtomicU64::new(1_000_000));
     let clock = Arc::new(HybridClock::new(Box::new(TestClock(physical.clone()))));
-    let policy = GcPolicy::new(clock.clone());
+    let new_policy = || {
+        let policy = GcPolicy::new(clock.clone());
+        if retention.is_some() {
+            // 20 ms of the timeline is dozens of steps, far longer than a compaction's setup.
+            policy.set_flush_grace(Duration::from_millis(20));
+        }
+        policy
+    };
+    let policy = new_policy();
     let mut h = Harness {
-        db: DocDb::open(open(policy.clone(), None), policy, options(table_ttl)).expect("open"),
+        db: DocDb::open(
+            open(policy.clone(), None),
+            policy,
+            options(table_ttl, retention),
+        )
+        .expect("open"),
     };
     let mut now = 1_000_000u64; // µs
     let mut cutoff = HybridTime::MIN;
+    let mut paused = false;
     for step in 0..ops {
         now += 1 + rng.below(700);
         physical.store(now, std::sync::atomic::Ordering::SeqCst);
         let ht = HybridTime::from_micros(now);
+        if let Some(retention) = retention {
+            // Background compactions may have collected up to here.
+            let collected = now.saturating_sub(retention.as_micros() as u64);
+            cutoff = cutoff.max(HybridTime::from_micros(collected));
+            h.db.maintain().expect("maintain");
+            if rng.chance(1) {
+                paused = !paused;
+                pause(h.db.engine(), paused);
+            }
+        }
         match rng.below(100) {
             0..=59 => {
                 let mut batch = h.db.batch(ht);
@@ -473,7 +515,12 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
                     );
                 }
             }
-            64..=66 if std::env::var_os("DOCDB_MODEL_NO_COMPACT").is_none() => {
+            // With background collection, explicit compactions (which flush first) are rarer,
+            // so the memtable holds old writes when the background ones run.
+            64..=66
+                if std::env::var_os("DOCDB_MODEL_NO_COMPACT").is_none()
+                    && (retention.is_none() || rng.chance(10)) =>
+            {
                 let back = rng.below(now - cutoff.physical_micros().min(now) + 1);
                 let new_cutoff = HybridTime::from_micros(now - back).max(cutoff);
                 let watch = |db: &DocDb<E>, when: &str| {
@@ -500,11 +547,13 @@ fn run<E: Engine>(seed: u64, ops: usize, mut open: impl FnMut(Arc<GcPolicy>, Opt
             }
             67 => {
                 let old = h.db.into_engine();
-                let policy = GcPolicy::new(clock.clone());
+                let policy = new_policy();
                 let engine = open(policy.clone(), Some(old));
                 h = Harness {
-                    db: DocDb::open(engine, policy, options(table_ttl)).expect("reopen"),
+                    db: DocDb::open(engine, policy, options(table_ttl, retention)).expect("reopen"),
                 };
+                // A reopened engine compacts in the background again.
+                paused = false;
             }
             _ => {
                 let path = random_path(&mut rng, model.docs);
@@ -715,18 +764,42 @@ fn model_on_rocksdb_switching_filters() {
     });
 }
 
+#[test]
+fn model_on_rocksdb_collecting_in_the_background() {
+    // A 5 ms history retention on the test's timeline: background compactions (often of
+    // every file, so full) collect while writes, EXPIREs and PERSISTs older than their
+    // cutoff sit in the memtable.
+    model_on_rocksdb_retaining(|_| docdb::PATH_PREFIX, Some(Duration::from_millis(5)));
+}
+
 /// Runs the model on RocksDB, opened for the `n`th time with the extractor `prefix(n)`.
 fn model_on_rocksdb_with(prefix: impl Fn(usize) -> engine::KeyPrefix) {
+    model_on_rocksdb_retaining(prefix, None);
+}
+
+/// [`model_on_rocksdb_with`], with `retention` as in [`run_with_retention`].
+fn model_on_rocksdb_retaining(
+    prefix: impl Fn(usize) -> engine::KeyPrefix,
+    retention: Option<Duration>,
+) {
     let (seed, ops) = seed_and_ops(10_000);
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().to_path_buf();
     let mut opens = 0;
-    run(seed, ops, |policy, old| {
+    let pause = |engine: &engine_rocks::RocksEngine, paused: bool| {
+        engine.set_auto_compactions(!paused).expect("pause");
+    };
+    run_with_retention(seed, ops, retention, pause, |policy, old| {
         drop(old);
         let config = engine_rocks::RocksConfig {
             compaction_filter_factory: Some(policy),
             prefix_extractor: Some(engine_rocks::PrefixExtractor::Custom(prefix(opens))),
-            write_buffer_size: 256 << 10,
+            // Small memtables, flushed often: many files, many background compactions.
+            write_buffer_size: if retention.is_some() {
+                64 << 10
+            } else {
+                256 << 10
+            },
             ..engine_rocks::RocksConfig::new(&path)
         };
         opens += 1;

@@ -141,6 +141,15 @@ impl RocksEngine {
             .map_err(convert)
     }
 
+    /// Turns background compactions off or on, for bulk loads; files pile up in level 0
+    /// while they are off, and turning them on schedules what is due at once.
+    pub fn set_auto_compactions(&self, enabled: bool) -> Result<()> {
+        let disabled = if enabled { "false" } else { "true" };
+        self.db
+            .set_options(&[("disable_auto_compactions", disabled)])
+            .map_err(convert)
+    }
+
     /// An integer RocksDB property (for example `rocksdb.num-files-at-level0`), if known.
     pub fn property_int(&self, name: &str) -> Result<Option<u64>> {
         self.db.property_int_value(name).map_err(convert)

@@ -454,21 +454,31 @@ async fn metrics_request<E: Engine>(core: &Core<E>, mut stream: TcpStream) -> io
 }
 
 /// Once a second until shutdown: lets the engine release what it kept for reuse if it
-/// was idle, and syncs the WAL while `fsync` is `everysec`.
+/// was idle, syncs the WAL while `fsync` is `everysec`, and runs DocDB's upkeep (a flush
+/// when the memtable's oldest write nears half the history retention).
 pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
             _ = tick.tick() => {
                 core.store.docdb().engine().trim_idle();
-                if core.config().fsync != Fsync::EverySec {
-                    continue;
-                }
                 let core = core.clone();
-                let synced =
-                    tokio::task::spawn_blocking(move || core.store.docdb().flush_wal(true)).await;
-                if let Ok(Err(e)) = synced {
-                    tracing::error!(error = %e, "WAL sync failed");
+                let done = tokio::task::spawn_blocking(move || {
+                    let docdb = core.store.docdb();
+                    if core.config().fsync == Fsync::EverySec
+                        && let Err(e) = docdb.flush_wal(true)
+                    {
+                        tracing::error!(error = %e, "WAL sync failed");
+                    }
+                    match docdb.maintain() {
+                        Ok(true) => tracing::debug!("flushed the memtable for the history cutoff"),
+                        Ok(false) => {}
+                        Err(e) => tracing::error!(error = %e, "memtable flush failed"),
+                    }
+                })
+                .await;
+                if let Err(e) = done {
+                    tracing::error!(error = %e, "upkeep task failed");
                 }
             }
             _ = shutdown.changed() => return,
