@@ -1105,7 +1105,10 @@ impl<E: Engine> DocDb<E> {
             };
             // Repacked rows keep their times, which the cache has seen already.
             self.roots.apply_written(&batch, HybridTime::MIN, true);
-            let written = (self.policy.unflushed).write(oldest, || self.engine.write(&batch, opts));
+            let written = self
+                .policy
+                .unflushed
+                .write(oldest, || self.engine.write(&batch, opts));
             self.landed(written, true)?;
             self.compact_files()?;
         }
