@@ -253,6 +253,21 @@ impl GcPolicy {
         }
     }
 
+    /// [`UnflushedWrites::checkpoint`] on this policy's clock.
+    fn checkpoint<R>(&self, flush: impl FnOnce() -> engine::Result<R>) -> engine::Result<R> {
+        let now = || self.clock.now().physical_micros();
+        self.unflushed.checkpoint(now, flush)
+    }
+
+    /// [`UnflushedWrites::try_checkpoint`] on this policy's clock.
+    fn try_checkpoint<R>(
+        &self,
+        flush: impl FnOnce() -> engine::Result<R>,
+    ) -> Option<engine::Result<R>> {
+        let now = || self.clock.now().physical_micros();
+        self.unflushed.try_checkpoint(now, flush)
+    }
+
     /// How long writes flushed by a [`DocDb::flush`] still hold back the cutoff of full
     /// compactions (see [`crate::unflushed`]); default
     /// [`crate::unflushed::FLUSH_GRACE_MICROS`]. It must exceed the time a compaction takes
@@ -1120,20 +1135,13 @@ impl<E: Engine> DocDb<E> {
     /// Flushes the memtable and compacts every file (a full compaction), as a checkpoint of
     /// what is unflushed: what was written before it is among the files compacted.
     fn compact_files(&self) -> Result<()> {
-        let now = || self.clock.now().physical_micros();
-        self.policy
-            .unflushed
-            .checkpoint(now, || self.engine.compact_all())?;
+        self.policy.checkpoint(|| self.engine.compact_all())?;
         Ok(())
     }
 
     /// Flushes memtables to files.
     pub fn flush(&self) -> Result<()> {
-        let now = || self.clock.now().physical_micros();
-        Ok(self
-            .policy
-            .unflushed
-            .checkpoint(now, || self.engine.flush())?)
+        Ok(self.policy.checkpoint(|| self.engine.flush())?)
     }
 
     /// Background upkeep, for a caller to run every second or so: flushes the memtable once
@@ -1155,12 +1163,7 @@ impl<E: Engine> DocDb<E> {
             return Ok(false);
         }
         // A compaction or flush running now checkpoints anyway; never wait for it.
-        let now = || self.clock.now().physical_micros();
-        match self
-            .policy
-            .unflushed
-            .try_checkpoint(now, || self.engine.flush())
-        {
+        match self.policy.try_checkpoint(|| self.engine.flush()) {
             Some(flushed) => flushed.map(|()| true).map_err(Error::from),
             None => Ok(false),
         }
