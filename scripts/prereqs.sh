@@ -21,9 +21,13 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+# bindgen loads libclang's C library (libclang.so or libclang-N.so). libclang-cpp.so, which
+# other packages install alone, is a different library and does not count.
 have_libclang() {
   [ -n "${LIBCLANG_PATH:-}" ] && return 0
-  ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* >/dev/null 2>&1
+  compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null \
+    || compgen -G '/usr/lib/*/libclang.so*' >/dev/null \
+    || compgen -G '/usr/lib/*/libclang-[0-9]*.so*' >/dev/null
 }
 
 # The rocksdb crate generates its bindings with bindgen, which loads libclang at build time.
