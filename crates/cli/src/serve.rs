@@ -71,6 +71,11 @@ pub struct ServeArgs {
     /// RocksDB memtable size in MiB [default: 64].
     #[arg(long, env = "DOCDB_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<usize>,
+    /// Memtables in the OS's reserved huge pages: `try` (when Linux has some reserved with
+    /// `sysctl vm.nr_hugepages=N`, 2 MiB each, ordinary memory otherwise) or `off`. Reserve
+    /// about three memtables' worth (`--write-buffer-mb` × 3 / 2 pages) [default: try].
+    #[arg(long, env = "DOCDB_HUGE_PAGES")]
+    pub huge_pages: Option<String>,
     /// RocksDB compaction style: `universal` or `level` [default: universal].
     #[arg(long, env = "DOCDB_COMPACTION")]
     pub compaction: Option<String>,
@@ -107,6 +112,7 @@ impl ServeArgs {
             block_cache_mb: self.block_cache_mb.or(file.block_cache_mb),
             root_cache_mb: self.root_cache_mb.or(file.root_cache_mb),
             write_buffer_mb: self.write_buffer_mb.or(file.write_buffer_mb),
+            huge_pages: self.huge_pages.or(file.huge_pages),
             compaction: self.compaction.or(file.compaction),
             threads: self.threads.or(file.threads),
             log: self.log.or(file.log),
@@ -153,6 +159,11 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
     }
     if let Some(mb) = args.write_buffer_mb {
         rocks.write_buffer_size = mb.max(1) << 20;
+    }
+    match args.huge_pages.as_deref() {
+        None | Some("try") => {}
+        Some("off") => rocks.memtable_huge_page_size = 0,
+        Some(other) => bail!("--huge-pages must be try or off, not {other:?}"),
     }
     let runtime = RuntimeConfig {
         requirepass: args.requirepass.filter(|p| !p.is_empty()),

@@ -124,6 +124,7 @@ fn bad_settings_are_refused_with_a_clear_error() {
         vec!["--config", config.to_str().expect("path")],
         vec!["--fsync", "sometimes"],
         vec!["--listen", "not-an-address"],
+        vec!["--huge-pages", "always"],
     ] {
         let out = Command::new(docdb())
             .arg("serve")
