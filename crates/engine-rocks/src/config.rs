@@ -134,8 +134,11 @@ pub struct RocksConfig {
     /// pages (Linux: `vm.nr_hugepages`); `0` turns this off. When none are reserved or they
     /// run out, RocksDB uses ordinary memory instead, so this only tries, as PostgreSQL's
     /// `huge_pages = try`. A memtable is a skiplist walked at random: with 4 KiB pages most
-    /// steps miss the TLB, which costs most in a virtual machine. Default 2 MiB (x86-64's
-    /// huge page size; it must be the system's).
+    /// steps miss the TLB, which costs most in a virtual machine. Ignored for memtables
+    /// smaller than [`MIN_HUGE_PAGES_PER_MEMTABLE`] pages: RocksDB rounds a memtable's arena
+    /// blocks up to whole huge pages, and a small memtable would then look full at its first
+    /// write and be flushed after every write. Default 2 MiB (x86-64's huge page size; it
+    /// must be the system's).
     pub memtable_huge_page_size: usize,
     /// Threads for flushes and compactions together. Default 2: enough for one flush and
     /// one compaction at a time, modest on a machine hosting many engines.
@@ -156,7 +159,21 @@ pub struct RocksConfig {
     pub manual_wal_flush: bool,
 }
 
+/// The smallest memtable, in huge pages, that takes its memory from huge pages.
+pub const MIN_HUGE_PAGES_PER_MEMTABLE: usize = 8;
+
 impl RocksConfig {
+    /// The huge page size RocksDB gets for memtables: `memtable_huge_page_size`, or 0 when
+    /// memtables are too small for it.
+    pub(crate) fn huge_pages_for_memtables(&self) -> usize {
+        let page = self.memtable_huge_page_size;
+        if page > 0 && self.write_buffer_size >= page.saturating_mul(MIN_HUGE_PAGES_PER_MEMTABLE) {
+            page
+        } else {
+            0
+        }
+    }
+
     /// The defaults, for a database in `path`.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {

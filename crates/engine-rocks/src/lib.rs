@@ -29,5 +29,8 @@ mod error;
 mod filter;
 mod rocks;
 
-pub use config::{BlockCache, CompactionStyle, Compression, PrefixExtractor, RocksConfig};
+pub use config::{
+    BlockCache, CompactionStyle, Compression, MIN_HUGE_PAGES_PER_MEMTABLE, PrefixExtractor,
+    RocksConfig,
+};
 pub use rocks::{RocksEngine, RocksIter, RocksSnapshot};

@@ -61,7 +61,7 @@ impl RocksEngine {
         options.set_max_background_jobs(config.max_background_jobs);
         options.set_max_subcompactions(1);
         options.set_write_buffer_size(config.write_buffer_size);
-        options.set_memtable_huge_page_size(config.memtable_huge_page_size);
+        options.set_memtable_huge_page_size(config.huge_pages_for_memtables());
         options.set_compression_type(config.compression.to_rocks());
         options.set_bottommost_compression_type(config.compression.to_rocks());
         options.set_keep_log_file_num(10);
