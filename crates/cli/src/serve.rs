@@ -72,8 +72,9 @@ pub struct ServeArgs {
     #[arg(long, env = "DOCDB_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<usize>,
     /// Memtables in the OS's reserved huge pages: `try` (when Linux has some reserved with
-    /// `sysctl vm.nr_hugepages=N`, 2 MiB each, ordinary memory otherwise) or `off`. Reserve
-    /// about three memtables' worth (`--write-buffer-mb` × 3 / 2 pages) [default: try].
+    /// `sysctl vm.nr_hugepages=N`, 2 MiB each, ordinary memory otherwise or for memtables
+    /// under 16 MiB) or `off`. Reserve about three memtables' worth (`--write-buffer-mb` × 3
+    /// / 2 pages) [default: try].
     #[arg(long, env = "DOCDB_HUGE_PAGES")]
     pub huge_pages: Option<String>,
     /// RocksDB compaction style: `universal` or `level` [default: universal].
