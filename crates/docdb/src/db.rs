@@ -17,6 +17,7 @@ use engine::{
 };
 
 use crate::clock::HybridClock;
+use crate::dead_spans::{DeadSpanStats, DeadSpans, Run, Span};
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
@@ -372,6 +373,8 @@ pub struct DocDb<E: Engine> {
     next_write_id: AtomicU32,
     /// Collection roots the `write_now` writer read.
     roots: RootCache,
+    /// Runs of invisible documents that scans found.
+    dead: DeadSpans,
     /// The hybrid-time ceiling last written (see [`CEILING_KEY`]).
     ceiling: Mutex<HybridTime>,
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
@@ -606,6 +609,7 @@ impl<E: Engine> DocDb<E> {
             in_flight: AtomicU64::new(NO_WRITE),
             next_write_id: AtomicU32::new(0),
             roots,
+            dead: DeadSpans::default(),
             ceiling: Mutex::new(ceiling),
             pending: Mutex::new(Pending::default()),
         };
@@ -814,14 +818,22 @@ impl<E: Engine> DocDb<E> {
     }
 
     /// The visible documents between the bounds, in key order (or reverse).
+    ///
+    /// Runs of invisible documents (deleted, expired) that an earlier scan read are skipped
+    /// with one seek, and the runs this scan reads are kept for later ones (see
+    /// [`crate::dead_spans`]).
     pub fn scan(&self, opts: &ScanOptions) -> Result<(Vec<(DocKey, SubDocument)>, ReadStats)> {
         let lower = opts
             .lower
             .clone()
             .unwrap_or_else(|| vec![FIRST_RECORD_BYTE]);
+        let commits_before = self.roots.commits();
         let mut iter = self.bounded_iterator(&lower, opts.upper.as_deref())?;
+        let learns = self.may_learn_spans(&opts.read);
+        let read_ht = opts.read.read_ht;
         let mut stats = ReadStats::default();
         let mut scanner = DocScanner::new(&opts.read, &mut stats);
+        let mut run = Run::default();
         let mut out = Vec::new();
         let limit = opts.limit.unwrap_or(usize::MAX);
         if opts.reverse {
@@ -834,15 +846,61 @@ impl<E: Engine> DocDb<E> {
             let doc_len = DocKey::encoded_len(iter.key())?;
             doc_key.clear();
             doc_key.extend_from_slice(&iter.key()[..doc_len]);
-            if let Some(doc) = scanner.read(&mut iter, &doc_key)? {
-                out.push((DocKey::decode(&doc_key)?.0, doc));
+            if opts.reverse {
+                // On the document's last record: it is read from its first.
+                scanner.stats().seeks += 1;
+                iter.seek(&doc_key);
+            }
+            if let Some(span) = self.dead.covering(&doc_key, read_ht) {
+                let stats = scanner.stats();
+                stats.seeks += 1;
+                stats.spans_skipped += 1;
+                if opts.reverse {
+                    iter.seek_for_prev(&span.start);
+                } else {
+                    iter.seek(&span.end);
+                }
+                run.extend(span);
+                continue;
+            }
+            match scanner.read(&mut iter, &doc_key)? {
+                Some(doc) => {
+                    self.keep_run(&mut run, learns, read_ht, commits_before);
+                    out.push((DocKey::decode(&doc_key)?.0, doc));
+                }
+                None => run.extend(Span::of_document(&doc_key, read_ht)),
             }
             if opts.reverse {
                 scanner.stats().seeks += 1;
                 iter.seek_for_prev(&doc_key);
             }
         }
+        self.keep_run(&mut run, learns, read_ht, commits_before);
         Ok((out, stats))
+    }
+
+    /// Whether a scan reading with `read` on an iterator made just now may keep the runs it
+    /// finds (see [`crate::dead_spans`]): no projection or table TTL hides what it reads, and
+    /// no `write_now` had writes outside its iterator.
+    fn may_learn_spans(&self, read: &ReadOptions) -> bool {
+        read.projection.is_none()
+            && read.table_ttl.is_none()
+            && self.own_write_time().is_none()
+            && self.in_flight.load(Ordering::SeqCst) == NO_WRITE
+    }
+
+    /// Keeps the run of invisible documents a scan just ended, on the root cache's terms.
+    fn keep_run(&self, run: &mut Run, learns: bool, read_ht: HybridTime, commits_before: u64) {
+        let Some(span) = run.0.take() else { return };
+        if learns {
+            self.dead
+                .learn(span, || self.roots.unchanged(read_ht, commits_before));
+        }
+    }
+
+    /// Counters of the runs of invisible documents kept for scans.
+    pub fn dead_span_stats(&self) -> DeadSpanStats {
+        self.dead.stats()
     }
 
     /// The visible first-level children of the encoded `path` within `range` (see
@@ -1119,7 +1177,7 @@ impl<E: Engine> DocDb<E> {
                 sync: self.options().sync_writes,
             };
             // Repacked rows keep their times, which the cache has seen already.
-            self.roots.apply_written(&batch, HybridTime::MIN, true);
+            self.before_write(&batch, HybridTime::MIN, true);
             let written = self
                 .policy
                 .unflushed
@@ -1232,7 +1290,7 @@ impl<E: Engine> DocDb<E> {
             ));
         }
         // Before the write lands: a root it changes must not be read from the cache after.
-        self.roots.apply_written(&batch, ht, !deferred);
+        self.before_write(&batch, ht, !deferred);
         if deferred {
             let mut pending = self.lock_pending();
             for op in batch.into_ops() {
@@ -1246,6 +1304,15 @@ impl<E: Engine> DocDb<E> {
         self.landed(written, true)?;
         self.clock.update(ht);
         Ok(())
+    }
+
+    /// Tells the root cache and the dead spans of `batch` before it reaches the engine (see
+    /// [`RootCache::apply_written`]); [`Self::landed`] follows.
+    fn before_write(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) {
+        self.roots.apply_written(batch, newest, direct);
+        // After the root cache counted it: a scan keeping a span from then on sees the count
+        // change, and one that kept it before has it dropped here.
+        self.dead.written(batch);
     }
 
     /// Writes `batch`, whose records are at most as new as `ht`, with a higher ceiling if

@@ -10,6 +10,7 @@
 
 pub mod clock;
 pub mod db;
+pub mod dead_spans;
 pub mod error;
 pub mod expiration;
 pub mod gc;
@@ -25,6 +26,7 @@ pub use db::{
     GcPolicy, PATH_PREFIX, ScanOptions, doc_key_prefix, is_doc_record, is_versioned_record,
     sub_doc_key_prefix,
 };
+pub use dead_spans::DeadSpanStats;
 pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
 pub use subdoc::{ObjectKind, SubDocument};

@@ -50,6 +50,8 @@ pub struct ReadStats {
     pub invisible_stepped: u64,
     /// Seeks issued.
     pub seeks: u64,
+    /// Runs of invisible documents skipped with one seek, as earlier scans found them.
+    pub spans_skipped: u64,
 }
 
 /// How many `next` calls to try before seeking past the remaining versions of a path.

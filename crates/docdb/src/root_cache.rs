@@ -345,10 +345,17 @@ impl RootCache {
             return None;
         }
         let (shard, hash) = self.shard(doc_key);
-        let unchanged = self.commits() == commits_before
+        self.unchanged(read_ht, commits_before)
+            .then_some((shard, hash))
+    }
+
+    /// Whether a read at `read_ht` by an iterator made after [`Self::commits`] returned
+    /// `commits_before` read the newest state: no batch was counted since, none is landing,
+    /// and nothing newer than `read_ht` was written.
+    pub(crate) fn unchanged(&self, read_ht: HybridTime, commits_before: u64) -> bool {
+        self.commits() == commits_before
             && self.unlanded.load(Ordering::SeqCst) == 0
-            && self.newest() <= read_ht;
-        unchanged.then_some((shard, hash))
+            && self.newest() <= read_ht
     }
 
     /// Forgets everything kept (writes it followed did not land).

@@ -1,0 +1,285 @@
+//! Runs of documents that scans found invisible, so that later scans seek past a whole run
+//! instead of reading every document in it again.
+//!
+//! After a mass delete, the documents' tombstones and old versions stay until a full
+//! compaction; a scan must read at least one record per path of each deleted document to
+//! learn that nothing under it is newer than its tombstone. Queues and "delete everything
+//! before X" make that the common case of a `LIMIT 1` scan repeated over and over (YugabyteDB
+//! issue #15098: 0.7 ms became 7 s). The first scan pays; the runs it finds are kept here, and
+//! the scans after it take one seek per run.
+//!
+//! **What a span means.** A span `[start, end)` holds the records of the documents of one
+//! run: documents that were next to one another in a scan's key order, every one invisible
+//! to that scan, whose read time was at or after every record stored. With no records
+//! newer than its read time, a document invisible then stays invisible at every later time
+//! until something is written to it (TTLs only ever hide more), and no other document lies
+//! between them until one is written. So a read at or after `since` may skip the span.
+//!
+//! **How that stays true.**
+//! - Every batch goes through [`DeadSpans::written`] before it reaches the engine (the same
+//!   place the root cache hears of it), which drops every span holding one of its keys.
+//! - A scan keeps a span only on the root cache's terms for keeping a record: no batch was
+//!   counted since before it made its iterator, none is between being applied and landing,
+//!   no other `write_now` had writes pending, and its read time is at or after every time
+//!   written. The check and the insertion hold the spans' lock, so a batch counted after the
+//!   check finds the span and drops it.
+//! - Only reads with no projection and no table TTL teach spans (either could hide a live
+//!   document); reads with them may use spans, since they only hide more.
+//!
+//! Spans live in memory only: after a restart the first scan learns them again.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use dockv::HybridTime;
+use engine::WriteBatch;
+
+/// Spans kept at most; when full, a new span replaces all of them (the next scans learn
+/// again). A span costs its two keys and about 80 bytes.
+pub const MAX_DEAD_SPANS: usize = 65_536;
+
+/// One run of invisible documents (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// The first document's encoded DocKey: no record of the run sorts before it.
+    pub(crate) start: Vec<u8>,
+    /// The last document's DocKey and `0xFF`: every record of the run sorts before it, and
+    /// the next document's records after it.
+    pub(crate) end: Vec<u8>,
+    /// Reads at or after this time may skip the span.
+    pub(crate) since: HybridTime,
+}
+
+impl Span {
+    /// The span of the one document at `doc_key` (an encoded DocKey), invisible at `read_ht`.
+    pub(crate) fn of_document(doc_key: &[u8], read_ht: HybridTime) -> Self {
+        let mut end = Vec::with_capacity(doc_key.len() + 1);
+        end.extend_from_slice(doc_key);
+        // Every record of a document is its DocKey and a byte below 0xFF.
+        end.push(0xFF);
+        Span {
+            start: doc_key.to_vec(),
+            end,
+            since: read_ht,
+        }
+    }
+}
+
+/// The run of invisible documents a scan is in, if any: the documents and spans it read or
+/// skipped one after another since the last visible document.
+#[derive(Debug, Default)]
+pub(crate) struct Run(pub(crate) Option<Span>);
+
+impl Run {
+    /// Adds the next document or skipped span (in either direction).
+    pub(crate) fn extend(&mut self, next: Span) {
+        match &mut self.0 {
+            None => self.0 = Some(next),
+            Some(run) => {
+                if next.start < run.start {
+                    run.start = next.start;
+                }
+                if next.end > run.end {
+                    run.end = next.end;
+                }
+                run.since = run.since.max(next.since);
+            }
+        }
+    }
+}
+
+/// Counters of the spans, for tests and statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeadSpanStats {
+    /// Spans kept now.
+    pub spans: u64,
+    /// Spans kept by scans so far (merged ones included).
+    pub learned: u64,
+    /// Spans dropped because a batch wrote into them.
+    pub invalidated: u64,
+}
+
+/// The spans, by start key.
+#[derive(Debug, Default)]
+pub(crate) struct DeadSpans {
+    spans: RwLock<BTreeMap<Vec<u8>, Span>>,
+    learned: AtomicU64,
+    invalidated: AtomicU64,
+}
+
+impl DeadSpans {
+    fn read(&self) -> RwLockReadGuard<'_, BTreeMap<Vec<u8>, Span>> {
+        self.spans.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<Vec<u8>, Span>> {
+        self.spans.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The span holding the document at `doc_key` (an encoded DocKey) that a read at
+    /// `read_ht` may skip, if any.
+    pub(crate) fn covering(&self, doc_key: &[u8], read_ht: HybridTime) -> Option<Span> {
+        let spans = self.read();
+        let (_, span) = spans
+            .range::<[u8], _>((Bound::Unbounded, Bound::Included(doc_key)))
+            .next_back()?;
+        (doc_key < span.end.as_slice() && span.since <= read_ht).then(|| span.clone())
+    }
+
+    /// Keeps `span` if `unchanged()`, checked while no batch can pass [`Self::written`]
+    /// (see the module docs). Spans it overlaps or touches are merged into it.
+    pub(crate) fn learn(&self, mut span: Span, unchanged: impl FnOnce() -> bool) {
+        let mut spans = self.write();
+        if !unchanged() {
+            return;
+        }
+        // Spans the run swallowed or continued: the run read across them, so the documents
+        // of both are one run of the same iterator. `since` is the latest of them.
+        let overlapping: Vec<Vec<u8>> = spans
+            .range::<[u8], _>((Bound::Unbounded, Bound::Excluded(span.end.as_slice())))
+            .rev()
+            .take_while(|(_, s)| s.end.as_slice() > span.start.as_slice())
+            .map(|(start, _)| start.clone())
+            .collect();
+        for start in overlapping {
+            if let Some(old) = spans.remove(&start) {
+                span.start = span.start.min(old.start);
+                span.end = span.end.max(old.end);
+                span.since = span.since.max(old.since);
+            }
+        }
+        if spans.len() >= MAX_DEAD_SPANS {
+            spans.clear();
+        }
+        spans.insert(span.start.clone(), span);
+        self.learned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Drops every span holding a key of `batch` (called before it reaches the engine).
+    pub(crate) fn written(&self, batch: &WriteBatch) {
+        let hit: Vec<Vec<u8>> = {
+            let spans = self.read();
+            if spans.is_empty() {
+                return;
+            }
+            batch
+                .iter()
+                .filter_map(|op| holding(&spans, op.key()))
+                .collect()
+        };
+        if hit.is_empty() {
+            return;
+        }
+        let mut spans = self.write();
+        for start in hit {
+            if spans.remove(&start).is_some() {
+                self.invalidated.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub(crate) fn stats(&self) -> DeadSpanStats {
+        DeadSpanStats {
+            spans: self.read().len() as u64,
+            learned: self.learned.load(Ordering::Relaxed),
+            invalidated: self.invalidated.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The start of the span in `spans` holding `key`, if one does.
+fn holding(spans: &BTreeMap<Vec<u8>, Span>, key: &[u8]) -> Option<Vec<u8>> {
+    let (start, span) = spans
+        .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
+        .next_back()?;
+    (key < span.end.as_slice()).then(|| start.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(start: &[u8], last: &[u8], since: u64) -> Span {
+        let mut end = last.to_vec();
+        end.push(0xFF);
+        Span {
+            start: start.to_vec(),
+            end,
+            since: HybridTime(since),
+        }
+    }
+
+    fn batch(keys: &[&[u8]]) -> WriteBatch {
+        let mut batch = WriteBatch::default();
+        for key in keys {
+            batch.put(key.to_vec(), b"v".to_vec());
+        }
+        batch
+    }
+
+    #[test]
+    fn covers_its_documents_for_reads_at_or_after_since() {
+        let spans = DeadSpans::default();
+        spans.learn(span(b"Sb!", b"Sd!", 10), || true);
+        for inside in [&b"Sb!"[..], b"Sc!", b"Sd!"] {
+            assert_eq!(
+                spans.covering(inside, HybridTime(10)).map(|s| s.start),
+                Some(b"Sb!".to_vec())
+            );
+            assert!(spans.covering(inside, HybridTime(9)).is_none());
+        }
+        for outside in [&b"Sa!"[..], b"Se!"] {
+            assert!(spans.covering(outside, HybridTime(10)).is_none());
+        }
+    }
+
+    #[test]
+    fn a_changed_database_teaches_nothing() {
+        let spans = DeadSpans::default();
+        spans.learn(span(b"Sb!", b"Sd!", 10), || false);
+        assert_eq!(spans.stats().spans, 0);
+    }
+
+    #[test]
+    fn a_write_inside_drops_the_span_and_one_outside_keeps_it() {
+        let spans = DeadSpans::default();
+        spans.learn(span(b"Sb!", b"Sd!", 10), || true);
+        spans.learn(span(b"Sm!", b"Sn!", 10), || true);
+        spans.written(&batch(&[b"Sa!#t", b"Se!#t", b"Sz!#t"]));
+        assert_eq!(spans.stats().spans, 2);
+        // A record of a new document between two of the run's.
+        spans.written(&batch(&[b"Sbb!#t"]));
+        assert!(spans.covering(b"Sc!", HybridTime(10)).is_none());
+        assert!(spans.covering(b"Sm!", HybridTime(10)).is_some());
+        // A record of the run's last document.
+        spans.written(&batch(&[b"Sn!K\x01#t"]));
+        assert_eq!(spans.stats().spans, 0);
+        assert_eq!(spans.stats().invalidated, 2);
+    }
+
+    #[test]
+    fn runs_read_across_spans_merge_with_them() {
+        let spans = DeadSpans::default();
+        spans.learn(span(b"Sc!", b"Sd!", 10), || true);
+        spans.learn(span(b"Sf!", b"Sg!", 30), || true);
+        // A later scan skipped both and found dead documents around them.
+        spans.learn(span(b"Sb!", b"Sh!", 20), || true);
+        let stats = spans.stats();
+        assert_eq!(stats.spans, 1);
+        let merged = spans.covering(b"Se!", HybridTime(30)).expect("merged span");
+        assert_eq!(merged, span(b"Sb!", b"Sh!", 30));
+        assert!(spans.covering(b"Se!", HybridTime(29)).is_none());
+    }
+
+    #[test]
+    fn a_full_set_starts_over() {
+        let spans = DeadSpans::default();
+        for i in 0..MAX_DEAD_SPANS as u32 + 1 {
+            let key = [b"S".as_slice(), &i.to_be_bytes(), b"!"].concat();
+            spans.learn(span(&key, &key, 1), || true);
+        }
+        assert_eq!(spans.stats().spans, 1);
+    }
+}

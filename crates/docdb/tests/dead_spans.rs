@@ -1,0 +1,296 @@
+//! Scans skip runs of invisible documents that earlier scans found (`docdb::dead_spans`):
+//! the second scan over a mass delete seeks once per run, and whatever is written into a run
+//! afterwards (a new document, a column of a deleted one, a write at an old time) shows up
+//! in the next scan. A randomized test checks every scan against document-by-document reads.
+
+use std::sync::Arc;
+
+use docdb::clock::HybridClock;
+use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, ScanOptions, SubDocument};
+use dockv::doc_key::{DocKey, SubDocKey};
+use dockv::value::{PrimitiveValue, Value};
+use dockv::{HybridTime, KeyEntryValue};
+use engine::{MemEngine, Rng};
+
+/// Test times start far after the clock's "now" (2041), so that every read in these tests
+/// is at or after every time written only when the test means it to be.
+const BASE: u64 = 1 << 63;
+
+fn at(offset: u64) -> HybridTime {
+    HybridTime(BASE + offset)
+}
+
+fn open() -> DocDb<MemEngine> {
+    let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+    let engine = MemEngine::with_compaction_filter(Some(policy.clone()));
+    DocDb::open(engine, policy, DocDbOptions::default()).expect("open")
+}
+
+fn doc(i: i64) -> DocKey {
+    DocKey::from_range(vec![KeyEntryValue::int64(i)])
+}
+
+fn column(i: i64, col: i32) -> SubDocKey {
+    SubDocKey::new(doc(i), vec![KeyEntryValue::column_id(col)])
+}
+
+/// Writes columns 10 and 11 of document `i` at `ht`.
+fn insert(db: &DocDb<MemEngine>, i: i64, ht: HybridTime) {
+    let mut batch = db.batch(ht);
+    for col in [10, 11] {
+        let value = Value::new(PrimitiveValue::Int64(i * 100 + i64::from(col)));
+        batch.set(&column(i, col), value).expect("set");
+    }
+    batch.commit().expect("commit");
+}
+
+fn delete(db: &DocDb<MemEngine>, i: i64, ht: HybridTime) {
+    let mut batch = db.batch(ht);
+    batch
+        .delete(&SubDocKey::new(doc(i), vec![]))
+        .expect("delete");
+    batch.commit().expect("commit");
+}
+
+fn scan_at(
+    db: &DocDb<MemEngine>,
+    read_ht: HybridTime,
+    reverse: bool,
+) -> (Vec<i64>, docdb::ReadStats) {
+    let (docs, stats) = scan_docs(db, read_ht, reverse);
+    (docs.into_iter().map(|(key, _)| key).collect(), stats)
+}
+
+fn scan_docs(
+    db: &DocDb<MemEngine>,
+    read_ht: HybridTime,
+    reverse: bool,
+) -> (Vec<(i64, SubDocument)>, docdb::ReadStats) {
+    let opts = ScanOptions {
+        read: ReadOptions::at(read_ht),
+        reverse,
+        ..ScanOptions::default()
+    };
+    let (docs, stats) = db.scan(&opts).expect("scan");
+    let docs = docs
+        .into_iter()
+        .map(|(key, doc)| (key_of(&key), doc))
+        .collect();
+    (docs, stats)
+}
+
+fn key_of(key: &DocKey) -> i64 {
+    match key.range.first() {
+        Some(KeyEntryValue::Int64(i, _)) => *i,
+        other => panic!("unexpected key {other:?}"),
+    }
+}
+
+/// 100 documents at time 10, 0..90 deleted at 20 (a delete-from-the-front queue).
+fn front_deleted() -> DocDb<MemEngine> {
+    let db = open();
+    for i in 0..100 {
+        insert(&db, i, at(10));
+    }
+    for i in 0..90 {
+        delete(&db, i, at(20));
+    }
+    db
+}
+
+#[test]
+fn the_second_scan_skips_the_deleted_run_with_one_seek() {
+    let db = front_deleted();
+    let live: Vec<i64> = (90..100).collect();
+    let (first, first_stats) = scan_at(&db, at(30), false);
+    assert_eq!(first, live);
+    assert_eq!(first_stats.spans_skipped, 0);
+    assert_eq!(
+        db.dead_span_stats().spans,
+        1,
+        "the run of 90 deleted documents"
+    );
+
+    let (second, stats) = scan_at(&db, at(30), false);
+    assert_eq!(second, live);
+    assert_eq!(stats.spans_skipped, 1);
+    assert!(
+        stats.entries_seen * 5 < first_stats.entries_seen,
+        "the second scan read {} records, the first {}",
+        stats.entries_seen,
+        first_stats.entries_seen
+    );
+    // Reverse scans use the same span.
+    let (reverse, stats) = scan_at(&db, at(30), true);
+    assert_eq!(reverse, live.iter().rev().copied().collect::<Vec<_>>());
+    assert_eq!(stats.spans_skipped, 1);
+}
+
+#[test]
+fn reads_before_the_span_was_learned_do_not_use_it() {
+    let db = front_deleted();
+    scan_at(&db, at(30), false);
+    // At 25 the documents are deleted too, but the span is only known from 30 on.
+    let (at_25, stats) = scan_at(&db, at(25), false);
+    assert_eq!(at_25, (90..100).collect::<Vec<_>>());
+    assert_eq!(stats.spans_skipped, 0);
+    // Before the deletes every document is there.
+    let (at_15, _) = scan_at(&db, at(15), false);
+    assert_eq!(at_15, (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_scan_that_cannot_see_every_write_learns_nothing() {
+    let db = front_deleted();
+    // Read time 15 is before the deletes at 20: the documents are visible, nothing to learn;
+    // read time 19 with writes at 20 stored: what it found invisible may not stay so.
+    scan_at(&db, at(19), false);
+    assert_eq!(db.dead_span_stats().spans, 0);
+    // A projection may hide live documents.
+    let opts = ScanOptions {
+        read: ReadOptions {
+            projection: Some(vec![KeyEntryValue::column_id(12)]),
+            ..ReadOptions::at(at(30))
+        },
+        ..ScanOptions::default()
+    };
+    let (docs, _) = db.scan(&opts).expect("scan");
+    assert!(docs.is_empty());
+    assert_eq!(db.dead_span_stats().spans, 0);
+}
+
+#[test]
+fn writes_into_a_run_show_in_the_next_scan() {
+    let db = front_deleted();
+    let scan = |db: &DocDb<MemEngine>, t| scan_at(db, at(t), false).0;
+    scan(&db, 30);
+    assert_eq!(db.dead_span_stats().spans, 1);
+
+    // A column of a deleted document, written after its tombstone.
+    let mut batch = db.batch(at(40));
+    batch
+        .set(&column(45, 12), Value::new(PrimitiveValue::Int64(7)))
+        .expect("set");
+    batch.commit().expect("commit");
+    assert_eq!(db.dead_span_stats().spans, 0);
+    let mut expected: Vec<i64> = vec![45];
+    expected.extend(90..100);
+    assert_eq!(scan(&db, 50), expected);
+    // Learned again: two runs now, around document 45.
+    assert_eq!(db.dead_span_stats().spans, 2);
+    assert_eq!(scan(&db, 50), expected);
+
+    // A new document between two deleted ones, written at an old time.
+    let between = DocKey::from_range(vec![KeyEntryValue::int64(30), KeyEntryValue::int64(1)]);
+    let mut batch = db.batch(at(5));
+    batch
+        .set(
+            &SubDocKey::new(between, vec![KeyEntryValue::column_id(10)]),
+            Value::new(PrimitiveValue::Int64(1)),
+        )
+        .expect("set");
+    batch.commit().expect("commit");
+    let (docs, _) = db
+        .scan(&ScanOptions {
+            read: ReadOptions::at(at(50)),
+            ..ScanOptions::default()
+        })
+        .expect("scan");
+    assert_eq!(docs.len(), 12, "the document written at time 5 is found");
+}
+
+#[test]
+fn scans_inside_write_now_see_their_own_pending_writes() {
+    let db = open();
+    for i in 0..20 {
+        insert(&db, i, at(10));
+    }
+    for i in 0..20 {
+        delete(&db, i, at(20));
+    }
+    let now = db.clock().now();
+    assert!(scan_at(&db, now, false).0.is_empty());
+    assert_eq!(db.dead_span_stats().spans, 1);
+    let found = db
+        .write_now(|ht| {
+            let mut batch = db.batch(ht);
+            batch.set(&column(7, 10), Value::new(PrimitiveValue::Int64(1)))?;
+            batch.commit()?;
+            Ok(scan_at(&db, ht, false).0)
+        })
+        .expect("write_now");
+    assert_eq!(found, vec![7]);
+    assert_eq!(scan_at(&db, db.clock().now(), false).0, vec![7]);
+}
+
+/// Every document as a point read sees it, in key order.
+fn read_each(db: &DocDb<MemEngine>, keys: i64, read_ht: HybridTime) -> Vec<(i64, SubDocument)> {
+    (0..keys)
+        .filter_map(|i| {
+            let path = SubDocKey::new(doc(i), vec![]);
+            let found = db.get(&path, &ReadOptions::at(read_ht)).expect("get")?;
+            Some((i, found))
+        })
+        .collect()
+}
+
+#[test]
+fn random_writes_and_scans_agree_with_point_reads() {
+    let seed = Rng::seed_from_env("DOCDB_DEAD_SPANS_SEED");
+    let mut rng = Rng::new(seed);
+    const KEYS: i64 = 60;
+    let (mut skipped, mut invalidated) = (0, 0);
+    for round in 0..20 {
+        let db = open();
+        let mut now = 10;
+        for step in 0..300 {
+            now += 1 + rng.below(3);
+            let ht = at(now);
+            let i = rng.below(KEYS as u64) as i64;
+            let op = rng.below(10);
+            if std::env::var("TRACE").is_ok() {
+                eprintln!("step {step} now {now} i {i} op {op}");
+            }
+            match op {
+                0..=2 => insert(&db, i, ht),
+                3..=6 => {
+                    // Deletes come in runs, as mass deletes do.
+                    for j in i..(i + 1 + rng.below(8) as i64).min(KEYS) {
+                        delete(&db, j, ht);
+                    }
+                }
+                7 => {
+                    // A write into the past, below some tombstones.
+                    insert(&db, i, at(now - rng.below(20).min(now - 1)));
+                }
+                _ => {
+                    // Scans at now, and now and then in the past or the future.
+                    let read = match rng.below(4) {
+                        0 => at(now.saturating_sub(rng.below(30))),
+                        1 => at(now + rng.below(30)),
+                        _ => ht,
+                    };
+                    let reverse = rng.below(3) == 0;
+                    let mut expected = read_each(&db, KEYS, read);
+                    if reverse {
+                        expected.reverse();
+                    }
+                    let (found, stats) = scan_docs(&db, read, reverse);
+                    skipped += stats.spans_skipped;
+                    assert_eq!(
+                        found, expected,
+                        "seed {seed} (DOCDB_DEAD_SPANS_SEED), round {round}, step {step}, \
+                         read at {read:?}, reverse {reverse}"
+                    );
+                }
+            }
+        }
+        invalidated += db.dead_span_stats().invalidated;
+    }
+    // The runs must have been used, and written into, for the test to mean anything.
+    assert!(skipped > 100, "seed {seed}: {skipped} spans skipped");
+    assert!(
+        invalidated > 100,
+        "seed {seed}: {invalidated} spans invalidated"
+    );
+}
