@@ -17,7 +17,7 @@ use engine::{
 };
 
 use crate::clock::HybridClock;
-use crate::dead_spans::{DeadSpanStats, DeadSpans, Run, Span};
+use crate::dead_spans::{DeadSpanStats, DeadSpans, MAX_DEAD_SPANS, Run, Span, SpanCursor};
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
@@ -380,6 +380,17 @@ pub struct DocDb<E: Engine> {
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
     /// when it ends; its reads see them through [`Layered`] iterators.
     pending: Mutex<Pending>,
+}
+
+/// Ends a scan's run of invisible documents, keeping it in `runs` for the scan to offer
+/// when it ends (if it `learns`, and up to the most spans kept).
+fn end_run(run: &mut Run, runs: &mut Vec<Span>, learns: bool) {
+    if let Some(span) = run.take()
+        && learns
+        && runs.len() < MAX_DEAD_SPANS
+    {
+        runs.push(span);
+    }
 }
 
 /// A `write_now`'s committed pairs that have not landed.
@@ -833,7 +844,9 @@ impl<E: Engine> DocDb<E> {
         let read_ht = opts.read.read_ht;
         let mut stats = ReadStats::default();
         let mut scanner = DocScanner::new(&opts.read, &mut stats);
+        let mut spans = SpanCursor::new(read_ht, opts.reverse);
         let mut run = Run::default();
+        let mut runs = Vec::new();
         let mut out = Vec::new();
         let limit = opts.limit.unwrap_or(usize::MAX);
         if opts.reverse {
@@ -851,7 +864,7 @@ impl<E: Engine> DocDb<E> {
                 scanner.stats().seeks += 1;
                 iter.seek(&doc_key);
             }
-            if let Some(span) = self.dead.covering(&doc_key, read_ht) {
+            if let Some(span) = spans.covering(&self.dead, &doc_key) {
                 let stats = scanner.stats();
                 stats.seeks += 1;
                 stats.spans_skipped += 1;
@@ -865,17 +878,19 @@ impl<E: Engine> DocDb<E> {
             }
             match scanner.read(&mut iter, &doc_key)? {
                 Some(doc) => {
-                    self.keep_run(&mut run, learns, read_ht, commits_before);
+                    end_run(&mut run, &mut runs, learns);
                     out.push((DocKey::decode(&doc_key)?.0, doc));
                 }
-                None => run.extend(Span::of_document(&doc_key, read_ht)),
+                None => run.extend_document(&doc_key, read_ht),
             }
             if opts.reverse {
                 scanner.stats().seeks += 1;
                 iter.seek_for_prev(&doc_key);
             }
         }
-        self.keep_run(&mut run, learns, read_ht, commits_before);
+        end_run(&mut run, &mut runs, learns);
+        self.dead
+            .learn(runs, || self.roots.unchanged(read_ht, commits_before));
         Ok((out, stats))
     }
 
@@ -887,15 +902,6 @@ impl<E: Engine> DocDb<E> {
             && read.table_ttl.is_none()
             && self.own_write_time().is_none()
             && self.in_flight.load(Ordering::SeqCst) == NO_WRITE
-    }
-
-    /// Keeps the run of invisible documents a scan just ended, on the root cache's terms.
-    fn keep_run(&self, run: &mut Run, learns: bool, read_ht: HybridTime, commits_before: u64) {
-        let Some(span) = run.0.take() else { return };
-        if learns {
-            self.dead
-                .learn(span, || self.roots.unchanged(read_ht, commits_before));
-        }
     }
 
     /// Counters of the runs of invisible documents kept for scans.

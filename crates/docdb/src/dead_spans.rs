@@ -70,23 +70,85 @@ impl Span {
 /// The run of invisible documents a scan is in, if any: the documents and spans it read or
 /// skipped one after another since the last visible document.
 #[derive(Debug, Default)]
-pub(crate) struct Run(pub(crate) Option<Span>);
+pub(crate) struct Run(Option<Span>);
 
 impl Run {
-    /// Adds the next document or skipped span (in either direction).
-    pub(crate) fn extend(&mut self, next: Span) {
-        match &mut self.0 {
-            None => self.0 = Some(next),
-            Some(run) => {
-                if next.start < run.start {
-                    run.start = next.start;
-                }
-                if next.end > run.end {
-                    run.end = next.end;
-                }
-                run.since = run.since.max(next.since);
-            }
+    /// Adds a skipped span (in either direction).
+    pub(crate) fn extend(&mut self, next: &Span) {
+        let Some(run) = &mut self.0 else {
+            self.0 = Some(next.clone());
+            return;
+        };
+        if next.start < run.start {
+            run.start.clone_from(&next.start);
         }
+        if next.end > run.end {
+            run.end.clone_from(&next.end);
+        }
+        run.since = run.since.max(next.since);
+    }
+
+    /// Adds the invisible document at `doc_key`, read at `read_ht` (in either direction),
+    /// reusing the run's buffers.
+    pub(crate) fn extend_document(&mut self, doc_key: &[u8], read_ht: HybridTime) {
+        let Some(run) = &mut self.0 else {
+            self.0 = Some(Span::of_document(doc_key, read_ht));
+            return;
+        };
+        if doc_key < run.start.as_slice() {
+            run.start.clear();
+            run.start.extend_from_slice(doc_key);
+        }
+        // `end` is the last document's key and 0xFF.
+        if doc_key > &run.end[..run.end.len() - 1] {
+            run.end.clear();
+            run.end.extend_from_slice(doc_key);
+            run.end.push(0xFF);
+        }
+        run.since = run.since.max(read_ht);
+    }
+
+    /// Ends the run, handing over its span.
+    pub(crate) fn take(&mut self) -> Option<Span> {
+        self.0.take()
+    }
+}
+
+/// A scan's view of the spans ahead of it: it looks one up when it passes the last, rather
+/// than at every document. A span seen once stays right for the scan: a batch writing into
+/// it drops it before landing, so while it is there the scan's iterator has no such batch.
+#[derive(Debug)]
+pub(crate) struct SpanCursor {
+    read_ht: HybridTime,
+    reverse: bool,
+    /// `None` until the first lookup; then the next usable span, if there was one.
+    ahead: Option<Option<Span>>,
+}
+
+impl SpanCursor {
+    /// A cursor for a scan reading at `read_ht`, backwards if `reverse`.
+    pub(crate) fn new(read_ht: HybridTime, reverse: bool) -> Self {
+        SpanCursor {
+            read_ht,
+            reverse,
+            ahead: None,
+        }
+    }
+
+    /// The span holding the document at `doc_key` that the scan may skip, if any.
+    pub(crate) fn covering(&mut self, spans: &DeadSpans, doc_key: &[u8]) -> Option<&Span> {
+        let passed = match &self.ahead {
+            None => true,
+            Some(None) => false,
+            Some(Some(span)) if self.reverse => doc_key < span.start.as_slice(),
+            Some(Some(span)) => doc_key >= span.end.as_slice(),
+        };
+        if passed {
+            self.ahead = Some(spans.next_span(doc_key, self.read_ht, self.reverse));
+        }
+        let span = self.ahead.as_ref()?.as_ref()?;
+        let inside = span.start.as_slice() <= doc_key && doc_key < span.end.as_slice();
+        inside.then_some(span)
     }
 }
 
@@ -118,43 +180,54 @@ impl DeadSpans {
         self.spans.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The span holding the document at `doc_key` (an encoded DocKey) that a read at
-    /// `read_ht` may skip, if any.
-    pub(crate) fn covering(&self, doc_key: &[u8], read_ht: HybridTime) -> Option<Span> {
+    /// The first span a scan from `doc_key` (an encoded DocKey) reading at `read_ht` reaches
+    /// and may skip: the one holding the document, else the next one in the scan's direction.
+    pub(crate) fn next_span(
+        &self,
+        doc_key: &[u8],
+        read_ht: HybridTime,
+        reverse: bool,
+    ) -> Option<Span> {
         let spans = self.read();
-        let (_, span) = spans
-            .range::<[u8], _>((Bound::Unbounded, Bound::Included(doc_key)))
-            .next_back()?;
-        (doc_key < span.end.as_slice() && span.since <= read_ht).then(|| span.clone())
+        let mut at_or_below = spans.range::<[u8], _>((Bound::Unbounded, Bound::Included(doc_key)));
+        let usable = |span: &&Span| span.since <= read_ht;
+        if reverse {
+            return at_or_below.rev().map(|(_, s)| s).find(usable).cloned();
+        }
+        let holding = at_or_below
+            .next_back()
+            .map(|(_, s)| s)
+            .filter(|s| doc_key < s.end.as_slice());
+        let above = spans.range::<[u8], _>((Bound::Excluded(doc_key), Bound::Unbounded));
+        holding
+            .into_iter()
+            .chain(above.map(|(_, s)| s))
+            .find(usable)
+            .cloned()
     }
 
-    /// Keeps `span` if `unchanged()`, checked while no batch can pass [`Self::written`]
-    /// (see the module docs). Spans it overlaps or touches are merged into it.
-    pub(crate) fn learn(&self, mut span: Span, unchanged: impl FnOnce() -> bool) {
+    /// The span holding the document at `doc_key` that a read at `read_ht` may skip.
+    #[cfg(test)]
+    fn covering(&self, doc_key: &[u8], read_ht: HybridTime) -> Option<Span> {
+        SpanCursor::new(read_ht, false)
+            .covering(self, doc_key)
+            .cloned()
+    }
+
+    /// Keeps `runs` if `unchanged()`, checked while no batch can pass [`Self::written`]
+    /// (see the module docs). Spans a run overlaps are merged into it.
+    pub(crate) fn learn(&self, runs: Vec<Span>, unchanged: impl FnOnce() -> bool) {
+        if runs.is_empty() {
+            return;
+        }
         let mut spans = self.write();
         if !unchanged() {
             return;
         }
-        // Spans the run swallowed or continued: the run read across them, so the documents
-        // of both are one run of the same iterator. `since` is the latest of them.
-        let overlapping: Vec<Vec<u8>> = spans
-            .range::<[u8], _>((Bound::Unbounded, Bound::Excluded(span.end.as_slice())))
-            .rev()
-            .take_while(|(_, s)| s.end.as_slice() > span.start.as_slice())
-            .map(|(start, _)| start.clone())
-            .collect();
-        for start in overlapping {
-            if let Some(old) = spans.remove(&start) {
-                span.start = span.start.min(old.start);
-                span.end = span.end.max(old.end);
-                span.since = span.since.max(old.since);
-            }
+        for run in runs {
+            insert_merged(&mut spans, run);
+            self.learned.fetch_add(1, Ordering::Relaxed);
         }
-        if spans.len() >= MAX_DEAD_SPANS {
-            spans.clear();
-        }
-        spans.insert(span.start.clone(), span);
-        self.learned.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Drops every span holding a key of `batch` (called before it reaches the engine).
@@ -187,6 +260,28 @@ impl DeadSpans {
             invalidated: self.invalidated.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Inserts `span`, merged with the spans it overlaps: the run read across them, so the
+/// documents of all are one run of the same iterator. `since` is the latest of them.
+fn insert_merged(spans: &mut BTreeMap<Vec<u8>, Span>, mut span: Span) {
+    let overlapping: Vec<Vec<u8>> = spans
+        .range::<[u8], _>((Bound::Unbounded, Bound::Excluded(span.end.as_slice())))
+        .rev()
+        .take_while(|(_, s)| s.end.as_slice() > span.start.as_slice())
+        .map(|(start, _)| start.clone())
+        .collect();
+    for start in overlapping {
+        if let Some(old) = spans.remove(&start) {
+            span.start = span.start.min(old.start);
+            span.end = span.end.max(old.end);
+            span.since = span.since.max(old.since);
+        }
+    }
+    if spans.len() >= MAX_DEAD_SPANS {
+        spans.clear();
+    }
+    spans.insert(span.start.clone(), span);
 }
 
 /// The start of the span in `spans` holding `key`, if one does.
@@ -222,7 +317,7 @@ mod tests {
     #[test]
     fn covers_its_documents_for_reads_at_or_after_since() {
         let spans = DeadSpans::default();
-        spans.learn(span(b"Sb!", b"Sd!", 10), || true);
+        spans.learn(vec![span(b"Sb!", b"Sd!", 10)], || true);
         for inside in [&b"Sb!"[..], b"Sc!", b"Sd!"] {
             assert_eq!(
                 spans.covering(inside, HybridTime(10)).map(|s| s.start),
@@ -238,15 +333,15 @@ mod tests {
     #[test]
     fn a_changed_database_teaches_nothing() {
         let spans = DeadSpans::default();
-        spans.learn(span(b"Sb!", b"Sd!", 10), || false);
+        spans.learn(vec![span(b"Sb!", b"Sd!", 10)], || false);
         assert_eq!(spans.stats().spans, 0);
     }
 
     #[test]
     fn a_write_inside_drops_the_span_and_one_outside_keeps_it() {
         let spans = DeadSpans::default();
-        spans.learn(span(b"Sb!", b"Sd!", 10), || true);
-        spans.learn(span(b"Sm!", b"Sn!", 10), || true);
+        spans.learn(vec![span(b"Sb!", b"Sd!", 10)], || true);
+        spans.learn(vec![span(b"Sm!", b"Sn!", 10)], || true);
         spans.written(&batch(&[b"Sa!#t", b"Se!#t", b"Sz!#t"]));
         assert_eq!(spans.stats().spans, 2);
         // A record of a new document between two of the run's.
@@ -262,10 +357,10 @@ mod tests {
     #[test]
     fn runs_read_across_spans_merge_with_them() {
         let spans = DeadSpans::default();
-        spans.learn(span(b"Sc!", b"Sd!", 10), || true);
-        spans.learn(span(b"Sf!", b"Sg!", 30), || true);
+        spans.learn(vec![span(b"Sc!", b"Sd!", 10)], || true);
+        spans.learn(vec![span(b"Sf!", b"Sg!", 30)], || true);
         // A later scan skipped both and found dead documents around them.
-        spans.learn(span(b"Sb!", b"Sh!", 20), || true);
+        spans.learn(vec![span(b"Sb!", b"Sh!", 20)], || true);
         let stats = spans.stats();
         assert_eq!(stats.spans, 1);
         let merged = spans.covering(b"Se!", HybridTime(30)).expect("merged span");
@@ -278,7 +373,7 @@ mod tests {
         let spans = DeadSpans::default();
         for i in 0..MAX_DEAD_SPANS as u32 + 1 {
             let key = [b"S".as_slice(), &i.to_be_bytes(), b"!"].concat();
-            spans.learn(span(&key, &key, 1), || true);
+            spans.learn(vec![span(&key, &key, 1)], || true);
         }
         assert_eq!(spans.stats().spans, 1);
     }
