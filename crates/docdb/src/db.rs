@@ -859,11 +859,6 @@ impl<E: Engine> DocDb<E> {
             let doc_len = DocKey::encoded_len(iter.key())?;
             doc_key.clear();
             doc_key.extend_from_slice(&iter.key()[..doc_len]);
-            if opts.reverse {
-                // On the document's last record: it is read from its first.
-                scanner.stats().seeks += 1;
-                iter.seek(&doc_key);
-            }
             if let Some(span) = spans.covering(&self.dead, &doc_key) {
                 let stats = scanner.stats();
                 stats.seeks += 1;
@@ -875,6 +870,11 @@ impl<E: Engine> DocDb<E> {
                 }
                 run.extend(span);
                 continue;
+            }
+            if opts.reverse {
+                // On the document's last record: it is read from its first.
+                scanner.stats().seeks += 1;
+                iter.seek(&doc_key);
             }
             match scanner.read(&mut iter, &doc_key)? {
                 Some(doc) => {
