@@ -375,6 +375,8 @@ pub struct DocDb<E: Engine> {
     roots: RootCache,
     /// Runs of invisible documents that scans found.
     dead: DeadSpans,
+    /// Runs of documents whose root record is not live, that root scans found.
+    dead_roots: DeadSpans,
     /// The hybrid-time ceiling last written (see [`CEILING_KEY`]).
     ceiling: Mutex<HybridTime>,
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
@@ -382,14 +384,101 @@ pub struct DocDb<E: Engine> {
     pending: Mutex<Pending>,
 }
 
-/// Ends a scan's run of invisible documents, keeping it in `runs` for the scan to offer
-/// when it ends (if it `learns`, and up to the most spans kept).
-fn end_run(run: &mut Run, runs: &mut Vec<Span>, learns: bool) {
-    if let Some(span) = run.take()
-        && learns
-        && runs.len() < MAX_DEAD_SPANS
-    {
-        runs.push(span);
+/// What a walk's visitor found at a document.
+enum Seen {
+    /// A visible document; the walk goes on.
+    Visible,
+    /// A visible document, the last the walk wants.
+    Last,
+    /// An invisible document.
+    Invisible,
+}
+
+/// Seeks a walk made, and runs of invisible documents it skipped with one.
+#[derive(Debug, Default)]
+struct Walked {
+    seeks: u64,
+    spans_skipped: u64,
+}
+
+/// A walk over the documents of an iterator in key order (or reverse) that skips the runs
+/// of invisible documents kept in `spans`, and keeps the runs it reads there (see
+/// [`crate::dead_spans`]). `spans` holds runs invisible to the walk's kind of read only.
+struct Walk<'s, 'd, E: Engine> {
+    db: &'d DocDb<E>,
+    spans: &'s DeadSpans,
+    read_ht: HybridTime,
+    reverse: bool,
+    /// The root cache's commit count before the iterator was made, if the walk may keep
+    /// the runs it reads.
+    learns: Option<u64>,
+}
+
+impl<E: Engine> Walk<'_, '_, E> {
+    /// Calls `visit` at each document not in a kept run, the iterator on the document's
+    /// first record, until it returns [`Seen::Last`]. Walking forward, `visit` leaves the
+    /// iterator past the document; in reverse, anywhere.
+    fn run<I: EngineIterator>(
+        self,
+        iter: &mut I,
+        mut visit: impl FnMut(&mut I, &[u8]) -> Result<Seen>,
+    ) -> Result<Walked> {
+        let mut walked = Walked::default();
+        let mut cursor = SpanCursor::new(self.read_ht, self.reverse);
+        let mut run = Run::default();
+        let mut runs = Vec::new();
+        let mut doc_key = Vec::new();
+        while iter.valid()? {
+            let doc_len = DocKey::encoded_len(iter.key())?;
+            doc_key.clear();
+            doc_key.extend_from_slice(&iter.key()[..doc_len]);
+            if let Some(span) = cursor.covering(self.spans, &doc_key) {
+                walked.seeks += 1;
+                walked.spans_skipped += 1;
+                if self.reverse {
+                    iter.seek_for_prev(&span.start);
+                } else {
+                    iter.seek(&span.end);
+                }
+                run.extend(span);
+                continue;
+            }
+            if self.reverse {
+                // On the document's last record: it is read from its first.
+                walked.seeks += 1;
+                iter.seek(&doc_key);
+            }
+            let seen = visit(iter, &doc_key)?;
+            match seen {
+                Seen::Invisible => run.extend_document(&doc_key, self.read_ht),
+                Seen::Visible | Seen::Last => self.end_run(&mut run, &mut runs),
+            }
+            if matches!(seen, Seen::Last) {
+                break;
+            }
+            if self.reverse {
+                walked.seeks += 1;
+                iter.seek_for_prev(&doc_key);
+            }
+        }
+        self.end_run(&mut run, &mut runs);
+        if let Some(commits_before) = self.learns {
+            let roots = &self.db.roots;
+            self.spans
+                .learn(runs, || roots.unchanged(self.read_ht, commits_before));
+        }
+        Ok(walked)
+    }
+
+    /// Ends the walk's run of invisible documents, keeping it in `runs` to offer when the
+    /// walk ends (if it learns, and up to the most spans kept).
+    fn end_run(&self, run: &mut Run, runs: &mut Vec<Span>) {
+        if let Some(span) = run.take()
+            && self.learns.is_some()
+            && runs.len() < MAX_DEAD_SPANS
+        {
+            runs.push(span);
+        }
     }
 }
 
@@ -621,6 +710,7 @@ impl<E: Engine> DocDb<E> {
             next_write_id: AtomicU32::new(0),
             roots,
             dead: DeadSpans::default(),
+            dead_roots: DeadSpans::default(),
             ceiling: Mutex::new(ceiling),
             pending: Mutex::new(Pending::default()),
         };
@@ -838,60 +928,50 @@ impl<E: Engine> DocDb<E> {
             .lower
             .clone()
             .unwrap_or_else(|| vec![FIRST_RECORD_BYTE]);
-        let commits_before = self.roots.commits();
-        let mut iter = self.bounded_iterator(&lower, opts.upper.as_deref())?;
-        let learns = self.may_learn_spans(&opts.read);
-        let read_ht = opts.read.read_ht;
         let mut stats = ReadStats::default();
-        let mut scanner = DocScanner::new(&opts.read, &mut stats);
-        let mut spans = SpanCursor::new(read_ht, opts.reverse);
-        let mut run = Run::default();
-        let mut runs = Vec::new();
-        let mut out = Vec::new();
         let limit = opts.limit.unwrap_or(usize::MAX);
+        if limit == 0 {
+            return Ok((Vec::new(), stats));
+        }
+        let walk = self.walk(&self.dead, &opts.read, opts.reverse);
+        let mut iter = self.bounded_iterator(&lower, opts.upper.as_deref())?;
         if opts.reverse {
             iter.seek_to_last();
         } else {
             iter.seek(&lower);
         }
-        let mut doc_key = Vec::new();
-        while out.len() < limit && iter.valid()? {
-            let doc_len = DocKey::encoded_len(iter.key())?;
-            doc_key.clear();
-            doc_key.extend_from_slice(&iter.key()[..doc_len]);
-            if let Some(span) = spans.covering(&self.dead, &doc_key) {
-                let stats = scanner.stats();
-                stats.seeks += 1;
-                stats.spans_skipped += 1;
-                if opts.reverse {
-                    iter.seek_for_prev(&span.start);
-                } else {
-                    iter.seek(&span.end);
-                }
-                run.extend(span);
-                continue;
-            }
-            if opts.reverse {
-                // On the document's last record: it is read from its first.
-                scanner.stats().seeks += 1;
-                iter.seek(&doc_key);
-            }
-            match scanner.read(&mut iter, &doc_key)? {
+        let mut scanner = DocScanner::new(&opts.read, &mut stats);
+        let mut out = Vec::new();
+        let walked = walk.run(&mut iter, |iter, doc_key| {
+            Ok(match scanner.read(iter, doc_key)? {
                 Some(doc) => {
-                    end_run(&mut run, &mut runs, learns);
-                    out.push((DocKey::decode(&doc_key)?.0, doc));
+                    out.push((DocKey::decode(doc_key)?.0, doc));
+                    if out.len() < limit {
+                        Seen::Visible
+                    } else {
+                        Seen::Last
+                    }
                 }
-                None => run.extend_document(&doc_key, read_ht),
-            }
-            if opts.reverse {
-                scanner.stats().seeks += 1;
-                iter.seek_for_prev(&doc_key);
-            }
-        }
-        end_run(&mut run, &mut runs, learns);
-        self.dead
-            .learn(runs, || self.roots.unchanged(read_ht, commits_before));
+                None => Seen::Invisible,
+            })
+        })?;
+        stats.seeks += walked.seeks;
+        stats.spans_skipped += walked.spans_skipped;
         Ok((out, stats))
+    }
+
+    /// A walk over documents reading with `read`, skipping and keeping runs in `spans`
+    /// (if no projection or table TTL could hide a document it finds).
+    fn walk<'s>(&self, spans: &'s DeadSpans, read: &ReadOptions, reverse: bool) -> Walk<'s, '_, E> {
+        // Counted before the iterator is made: see `RootCache::unchanged`.
+        let commits_before = self.roots.commits();
+        Walk {
+            db: self,
+            spans,
+            read_ht: read.read_ht,
+            reverse,
+            learns: self.may_learn_spans(read).then_some(commits_before),
+        }
     }
 
     /// Whether a scan reading with `read` on an iterator made just now may keep the runs it
@@ -907,6 +987,12 @@ impl<E: Engine> DocDb<E> {
     /// Counters of the runs of invisible documents kept for scans.
     pub fn dead_span_stats(&self) -> DeadSpanStats {
         self.dead.stats()
+    }
+
+    /// Counters of the runs of documents with no live root kept for root scans
+    /// ([`Self::scan_roots`]).
+    pub fn dead_root_span_stats(&self) -> DeadSpanStats {
+        self.dead_roots.stats()
     }
 
     /// The visible first-level children of the encoded `path` within `range` (see
@@ -931,32 +1017,42 @@ impl<E: Engine> DocDb<E> {
 
     /// Visits the root record of each document between `lower` (inclusive) and `upper`
     /// (exclusive) as of `read_ht`, in key order, until `visit` returns false: one lookup per
-    /// document, children never read (Redis `KEYS`, `SCAN`, `FLUSHDB`).
+    /// document, children never read (Redis `KEYS`, `SCAN`, `FLUSHDB`). Documents whose root
+    /// is not live are not visited; runs of them are kept and skipped as [`Self::scan`] does
+    /// its runs, apart from them (a document with no live root may have live children).
     pub fn scan_roots(
         &self,
         lower: &[u8],
         upper: &[u8],
         read_ht: HybridTime,
         mut visit: impl FnMut(&[u8], &VisibleRecord) -> bool,
-    ) -> Result<()> {
+    ) -> Result<ReadStats> {
         let opts = ReadOptions::at(read_ht);
+        let walk = self.walk(&self.dead_roots, &opts, false);
         let mut iter = self.bounded_iterator(lower, Some(upper))?;
         iter.seek(lower);
-        let mut doc_key = Vec::new();
-        while iter.valid()? {
-            let doc_len = DocKey::encoded_len(iter.key())?;
-            doc_key.clear();
-            doc_key.extend_from_slice(&iter.key()[..doc_len]);
-            let record = visible_record(&mut iter, &doc_key, &opts, &mut ReadStats::default())?;
-            if let Some(record) = record
-                && !visit(&doc_key, &record)
-            {
-                return Ok(());
-            }
-            doc_key.push(0xFF);
-            iter.seek(&doc_key);
-        }
-        Ok(())
+        let mut stats = ReadStats::default();
+        let mut past = Vec::new();
+        let walked = walk.run(&mut iter, |iter, doc_key| {
+            let record = visible_record(iter, doc_key, &opts, &mut stats)?;
+            past.clear();
+            past.extend_from_slice(doc_key);
+            past.push(0xFF);
+            iter.seek(&past);
+            Ok(match record {
+                Some(record) if record.is_live() => {
+                    if visit(doc_key, &record) {
+                        Seen::Visible
+                    } else {
+                        Seen::Last
+                    }
+                }
+                _ => Seen::Invisible,
+            })
+        })?;
+        stats.seeks += walked.seeks;
+        stats.spans_skipped += walked.spans_skipped;
+        Ok(stats)
     }
 
     /// Whether any record of the document at `doc_key` (an encoded DocKey), its root or
@@ -1319,6 +1415,7 @@ impl<E: Engine> DocDb<E> {
         // After the root cache counted it: a scan keeping a span from then on sees the count
         // change, and one that kept it before has it dropped here.
         self.dead.written(batch);
+        self.dead_roots.written(batch);
     }
 
     /// Writes `batch`, whose records are at most as new as `ht`, with a higher ceiling if

@@ -17,7 +17,10 @@
 //!
 //! **How that stays true.**
 //! - Every batch goes through [`DeadSpans::written`] before it reaches the engine (the same
-//!   place the root cache hears of it), which drops every span holding one of its keys.
+//!   place the root cache hears of it), which splits every span holding one of its keys
+//!   around that key's document: the run's documents on either side stay runs, so a write
+//!   into a huge run (a key set after FLUSHDB) costs the next scan one more seek, not the
+//!   whole run again.
 //! - A scan keeps a span only on the root cache's terms for keeping a record: no batch was
 //!   counted since before it made its iterator, none is between being applied and landing,
 //!   no other `write_now` had writes pending, and its read time is at or after every time
@@ -34,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use dockv::HybridTime;
+use dockv::doc_key::DocKey;
 use engine::WriteBatch;
 
 /// Spans kept at most; when full, a new span replaces all of them (the next scans learn
@@ -45,8 +49,9 @@ pub const MAX_DEAD_SPANS: usize = 65_536;
 pub(crate) struct Span {
     /// The first document's encoded DocKey: no record of the run sorts before it.
     pub(crate) start: Vec<u8>,
-    /// The last document's DocKey and `0xFF`: every record of the run sorts before it, and
-    /// the next document's records after it.
+    /// Every record of the run sorts before it, and every record of a document after the
+    /// run at or after it: the last document's DocKey and `0xFF`, or the DocKey of the
+    /// document a write split the span at.
     pub(crate) end: Vec<u8>,
     /// Reads at or after this time may skip the span.
     pub(crate) since: HybridTime,
@@ -64,6 +69,36 @@ impl Span {
             end,
             since: read_ht,
         }
+    }
+}
+
+impl Span {
+    /// The parts of the span before and after the document holding `key` (a record's
+    /// key), those that hold documents; none if `key` is not a document's record.
+    fn split_around(self, key: &[u8]) -> impl Iterator<Item = Span> {
+        let parts = DocKey::encoded_len(key).ok().map(|doc_len| {
+            let doc_key = &key[..doc_len];
+            // DocKeys are prefix-free: every record of a document below `doc_key` sorts
+            // below it, and every record of one above sorts above `doc_key` and 0xFF.
+            let mut after = Vec::with_capacity(doc_len + 1);
+            after.extend_from_slice(doc_key);
+            after.push(0xFF);
+            let below = Span {
+                start: self.start,
+                end: doc_key.to_vec(),
+                since: self.since,
+            };
+            let above = Span {
+                start: after,
+                end: self.end,
+                since: self.since,
+            };
+            [below, above]
+        });
+        parts
+            .into_iter()
+            .flatten()
+            .filter(|part| part.start < part.end)
     }
 }
 
@@ -99,8 +134,8 @@ impl Run {
             run.start.clear();
             run.start.extend_from_slice(doc_key);
         }
-        // `end` is the last document's key and 0xFF.
-        if doc_key > &run.end[..run.end.len() - 1] {
+        // Documents past the run's last one sort at or after its end.
+        if doc_key >= run.end.as_slice() {
             run.end.clear();
             run.end.extend_from_slice(doc_key);
             run.end.push(0xFF);
@@ -159,7 +194,7 @@ pub struct DeadSpanStats {
     pub spans: u64,
     /// Spans kept by scans so far (merged ones included).
     pub learned: u64,
-    /// Spans dropped because a batch wrote into them.
+    /// Spans split (or dropped) because a batch wrote into them.
     pub invalidated: u64,
 }
 
@@ -230,25 +265,37 @@ impl DeadSpans {
         }
     }
 
-    /// Drops every span holding a key of `batch` (called before it reaches the engine).
+    /// Splits every span holding a key of `batch` around the key's document (called before
+    /// the batch reaches the engine): the run's other documents stay as they were.
     pub(crate) fn written(&self, batch: &WriteBatch) {
-        let hit: Vec<Vec<u8>> = {
+        let hit: Vec<&[u8]> = {
             let spans = self.read();
             if spans.is_empty() {
                 return;
             }
             batch
                 .iter()
-                .filter_map(|op| holding(&spans, op.key()))
+                .map(|op| op.key())
+                .filter(|key| holding(&spans, key).is_some())
                 .collect()
         };
         if hit.is_empty() {
             return;
         }
         let mut spans = self.write();
-        for start in hit {
-            if spans.remove(&start).is_some() {
-                self.invalidated.fetch_add(1, Ordering::Relaxed);
+        for key in hit {
+            // Looked up again: an earlier key of the batch may have split it.
+            let Some(start) = holding(&spans, key) else {
+                continue;
+            };
+            let Some(span) = spans.remove(&start) else {
+                continue;
+            };
+            self.invalidated.fetch_add(1, Ordering::Relaxed);
+            for part in span.split_around(key) {
+                if spans.len() < MAX_DEAD_SPANS {
+                    spans.insert(part.start.clone(), part);
+                }
             }
         }
     }
@@ -352,6 +399,43 @@ mod tests {
         spans.written(&batch(&[b"Sn!K\x01#t"]));
         assert_eq!(spans.stats().spans, 0);
         assert_eq!(spans.stats().invalidated, 2);
+    }
+
+    /// The encoded DocKey of document `i`.
+    fn doc(i: i64) -> Vec<u8> {
+        DocKey::from_range(vec![dockv::KeyEntryValue::int64(i)]).encode()
+    }
+
+    /// A record of document `i`: a column and a hybrid time.
+    fn record(i: i64) -> Vec<u8> {
+        let mut key = doc(i);
+        key.extend_from_slice(b"K\x01#t");
+        key
+    }
+
+    #[test]
+    fn a_write_into_a_run_splits_it_around_the_written_document() {
+        let spans = DeadSpans::default();
+        spans.learn(vec![span(&doc(10), &doc(20), 5)], || true);
+        // A record of the run's document 15, and of a new document 25 past the run.
+        spans.written(&batch(&[&record(15), &record(25)]));
+        let at = HybridTime(5);
+        let covered = [(9, false), (10, true), (14, true), (15, false), (16, true)];
+        for (i, covered) in covered.into_iter().chain([(20, true), (21, false)]) {
+            assert_eq!(
+                spans.covering(&doc(i), at).is_some(),
+                covered,
+                "document {i}"
+            );
+        }
+        // The parts keep the run's time, and a write at either edge shrinks them.
+        assert!(spans.covering(&doc(14), HybridTime(4)).is_none());
+        spans.written(&batch(&[&record(10), &record(20)]));
+        let left: Vec<i64> = (9..22)
+            .filter(|&i| spans.covering(&doc(i), at).is_some())
+            .collect();
+        assert_eq!(left, vec![11, 12, 13, 14, 16, 17, 18, 19]);
+        assert_eq!(spans.stats().invalidated, 3);
     }
 
     #[test]

@@ -439,11 +439,6 @@ impl<'a> DocScanner<'a> {
         reader.read_subtree(iter, doc_key, &self.ends)?;
         Ok(std::mem::take(&mut reader.root).into_subdocument())
     }
-
-    /// The counters so far.
-    pub(crate) fn stats(&mut self) -> &mut ReadStats {
-        self.reader.stats
-    }
 }
 
 impl<'a> DocReader<'a> {

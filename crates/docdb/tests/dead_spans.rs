@@ -8,7 +8,7 @@ use std::sync::Arc;
 use docdb::clock::HybridClock;
 use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, ScanOptions, SubDocument};
 use dockv::doc_key::{DocKey, SubDocKey};
-use dockv::value::{PrimitiveValue, Value};
+use dockv::value::{PrimitiveValue, Ttl, Value};
 use dockv::{HybridTime, KeyEntryValue};
 use engine::{MemEngine, Rng};
 
@@ -183,11 +183,13 @@ fn writes_into_a_run_show_in_the_next_scan() {
         .set(&column(45, 12), Value::new(PrimitiveValue::Int64(7)))
         .expect("set");
     batch.commit().expect("commit");
-    assert_eq!(db.dead_span_stats().spans, 0);
+    // The run is split around document 45; the next scan skips both parts.
+    assert_eq!(db.dead_span_stats().spans, 2);
     let mut expected: Vec<i64> = vec![45];
     expected.extend(90..100);
-    assert_eq!(scan(&db, 50), expected);
-    // Learned again: two runs now, around document 45.
+    let (found, stats) = scan_at(&db, at(50), false);
+    assert_eq!(found, expected);
+    assert_eq!(stats.spans_skipped, 2);
     assert_eq!(db.dead_span_stats().spans, 2);
     assert_eq!(scan(&db, 50), expected);
 
@@ -245,20 +247,65 @@ fn read_each(db: &DocDb<MemEngine>, keys: i64, read_ht: HybridTime) -> Vec<(i64,
         .collect()
 }
 
+/// The documents whose root record is live at `read_ht`, read one by one.
+fn live_roots_each(db: &DocDb<MemEngine>, keys: i64, read_ht: HybridTime) -> Vec<i64> {
+    (0..keys)
+        .filter(|&i| {
+            let record = db
+                .visible_record(&doc(i).encode(), ReadOptions::at(read_ht))
+                .expect("record");
+            record.is_some_and(|r| r.is_live())
+        })
+        .collect()
+}
+
+/// The documents [`DocDb::scan_roots`] visits at `read_ht`.
+fn scan_live_roots(
+    db: &DocDb<MemEngine>,
+    keys: i64,
+    read_ht: HybridTime,
+) -> (Vec<i64>, docdb::ReadStats) {
+    let mut found = Vec::new();
+    let stats = db
+        .scan_roots(&doc(0).encode(), &doc(keys).encode(), read_ht, |key, _| {
+            let (key, _) = DocKey::decode(key).expect("doc key");
+            found.push(key_of(&key));
+            true
+        })
+        .expect("scan_roots");
+    (found, stats)
+}
+
+/// Writes a value at the root of document `i` (a Redis string), expiring after `ttl_ms`.
+fn put_root(db: &DocDb<MemEngine>, i: i64, ttl_ms: Option<i64>, ht: HybridTime) {
+    let mut batch = db.batch(ht);
+    let value = Value::with_ttl(PrimitiveValue::Int64(i), ttl_ms.map(Ttl));
+    batch
+        .set(&SubDocKey::new(doc(i), vec![]), value)
+        .expect("set");
+    batch.commit().expect("commit");
+}
+
+/// The random test's clock: a tick is 250 µs, so TTLs of a few milliseconds expire within
+/// a few dozen steps.
+fn tick(n: u64) -> HybridTime {
+    HybridTime(BASE + ((n * 250) << 12))
+}
+
 #[test]
 fn random_writes_and_scans_agree_with_point_reads() {
     let seed = Rng::seed_from_env("DOCDB_DEAD_SPANS_SEED");
     let mut rng = Rng::new(seed);
     const KEYS: i64 = 60;
-    let (mut skipped, mut invalidated) = (0, 0);
+    let (mut skipped, mut invalidated, mut roots_skipped) = (0, 0, 0);
     for round in 0..20 {
         let db = open();
         let mut now = 10;
-        for step in 0..300 {
+        for step in 0..400 {
             now += 1 + rng.below(3);
-            let ht = at(now);
+            let ht = tick(now);
             let i = rng.below(KEYS as u64) as i64;
-            let op = rng.below(10);
+            let op = rng.below(13);
             if std::env::var("TRACE").is_ok() {
                 eprintln!("step {step} now {now} i {i} op {op}");
             }
@@ -272,15 +319,29 @@ fn random_writes_and_scans_agree_with_point_reads() {
                 }
                 7 => {
                     // A write into the past, below some tombstones.
-                    insert(&db, i, at(now - rng.below(20).min(now - 1)));
+                    insert(&db, i, tick(now - rng.below(20).min(now - 1)));
+                }
+                8 | 9 => {
+                    // A value at the root, sometimes expiring, sometimes in the past.
+                    let ttl = (rng.below(2) == 0).then(|| 1 + rng.below(8) as i64);
+                    let back = if op == 9 {
+                        rng.below(20).min(now - 1)
+                    } else {
+                        0
+                    };
+                    put_root(&db, i, ttl, tick(now - back));
                 }
                 _ => {
                     // Scans at now, and now and then in the past or the future.
                     let read = match rng.below(4) {
-                        0 => at(now.saturating_sub(rng.below(30))),
-                        1 => at(now + rng.below(30)),
+                        0 => tick(now.saturating_sub(rng.below(30))),
+                        1 => tick(now + rng.below(30)),
                         _ => ht,
                     };
+                    let context = format!(
+                        "seed {seed} (DOCDB_DEAD_SPANS_SEED), round {round}, step {step}, \
+                         read at {read:?}"
+                    );
                     let reverse = rng.below(3) == 0;
                     let mut expected = read_each(&db, KEYS, read);
                     if reverse {
@@ -288,11 +349,10 @@ fn random_writes_and_scans_agree_with_point_reads() {
                     }
                     let (found, stats) = scan_docs(&db, read, reverse);
                     skipped += stats.spans_skipped;
-                    assert_eq!(
-                        found, expected,
-                        "seed {seed} (DOCDB_DEAD_SPANS_SEED), round {round}, step {step}, \
-                         read at {read:?}, reverse {reverse}"
-                    );
+                    assert_eq!(found, expected, "{context}, reverse {reverse}");
+                    let (roots, stats) = scan_live_roots(&db, KEYS, read);
+                    roots_skipped += stats.spans_skipped;
+                    assert_eq!(roots, live_roots_each(&db, KEYS, read), "{context}, roots");
                 }
             }
         }
@@ -303,5 +363,9 @@ fn random_writes_and_scans_agree_with_point_reads() {
     assert!(
         invalidated > 100,
         "seed {seed}: {invalidated} spans invalidated"
+    );
+    assert!(
+        roots_skipped > 100,
+        "seed {seed}: {roots_skipped} root spans skipped"
     );
 }
