@@ -527,6 +527,9 @@ pub fn run(args: &Args) -> Result<()> {
         );
     }
 
+    if args.only != Some(Phase::Reads) {
+        front_deleted_limit_one(&packed, args, &clock)?;
+    }
     if args.only == Some(Phase::Scan) {
         return Ok(());
     }
@@ -624,5 +627,59 @@ pub fn run(args: &Args) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+/// YugabyteDB issue #15098's case in a table: `queue (k bigint, v bigint, PRIMARY KEY (k
+/// ASC))`, colocated in `side`'s database, its first 90% of rows deleted (a queue consumed from the
+/// front), flushed, then `SELECT * LIMIT 1` three times.
+fn front_deleted_limit_one(side: &Side, args: &Args, clock: &HybridClock) -> Result<()> {
+    let rows = args.rows.min(200_000);
+    let mut spec = TableSpec::new("queue");
+    if args.flavour == Flavour::Ysql {
+        spec = spec.ysql();
+    }
+    let spec = spec
+        .range_key("k", DataType::BigInt)
+        .column("v", DataType::BigInt)
+        .with_options(|o| {
+            o.packed = true;
+            // The side's own table owns the database's un-prefixed key space.
+            o.colocated = true;
+        });
+    let table = side.db.create_table("bench", &spec)?;
+    let key = |i: u64| ("k", Datum::BigInt(i as i64));
+    let mut batch = side.db.batch(clock.now());
+    for i in 0..rows {
+        batch.insert(
+            &table,
+            &[key(i), ("v", Datum::BigInt(i as i64))],
+            &WriteOptions::default(),
+        )?;
+        batch.commit_and_continue(clock.now())?;
+    }
+    let deleted = rows / 10 * 9;
+    for i in 0..deleted {
+        batch.delete_row(&table, &[key(i)], &WriteOptions::default())?;
+        batch.commit_and_continue(clock.now())?;
+    }
+    batch.commit()?;
+    side.db.docdb().flush()?;
+    side.engine().wait_for_background_work()?;
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let found = side.db.select(&table, &Select::all(clock.now()).limit(1))?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        anyhow::ensure!(
+            found.rows.first().and_then(|row| row.first()) == Some(&Datum::BigInt(deleted as i64)),
+            "LIMIT 1 returned {:?}",
+            found.rows
+        );
+    }
+    println!(
+        "| `SELECT * LIMIT 1` after the first {deleted} of {rows} rows were deleted (YugabyteDB #15098), ms: first, second, third | {:.3}, {:.3}, {:.3} | — | the first scan keeps the run it stepped over |",
+        times[0], times[1], times[2]
+    );
     Ok(())
 }

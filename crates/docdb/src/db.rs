@@ -17,7 +17,9 @@ use engine::{
 };
 
 use crate::clock::HybridClock;
-use crate::dead_spans::{DeadSpanStats, DeadSpans, MAX_DEAD_SPANS, Run, Span, SpanCursor};
+use crate::dead_spans::{
+    DeadSpanStats, DeadSpans, MAX_DEAD_SPANS, Run, Span, SpanCursor, SpanSet, SpanSets,
+};
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
@@ -373,10 +375,8 @@ pub struct DocDb<E: Engine> {
     next_write_id: AtomicU32,
     /// Collection roots the `write_now` writer read.
     roots: RootCache,
-    /// Runs of invisible documents that scans found.
-    dead: DeadSpans,
-    /// Runs of documents whose root record is not live, that root scans found.
-    dead_roots: DeadSpans,
+    /// Runs of invisible documents that scans found, a set per kind of scan.
+    spans: SpanSets,
     /// The hybrid-time ceiling last written (see [`CEILING_KEY`]).
     ceiling: Mutex<HybridTime>,
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
@@ -394,91 +394,111 @@ enum Seen {
     Invisible,
 }
 
-/// Seeks a walk made, and runs of invisible documents it skipped with one.
-#[derive(Debug, Default)]
-struct Walked {
-    seeks: u64,
-    spans_skipped: u64,
-}
-
-/// A walk over the documents of an iterator in key order (or reverse) that skips the runs
-/// of invisible documents kept in `spans`, and keeps the runs it reads there (see
-/// [`crate::dead_spans`]). `spans` holds runs invisible to the walk's kind of read only.
-struct Walk<'s, 'd, E: Engine> {
-    db: &'d DocDb<E>,
-    spans: &'s DeadSpans,
+/// A scan's use of one set of runs of invisible documents (see [`crate::dead_spans`]):
+/// it skips the runs kept there and, when it ends, keeps the runs it read. Made by
+/// [`DocDb::span_walk`] before the scan's iterator; the scan then tells it of each
+/// document in scan order.
+pub struct SpanWalk<'d> {
+    roots: &'d RootCache,
+    spans: Arc<DeadSpans>,
     read_ht: HybridTime,
     reverse: bool,
     /// The root cache's commit count before the iterator was made, if the walk may keep
     /// the runs it reads.
     learns: Option<u64>,
+    cursor: SpanCursor,
+    run: Run,
+    runs: Vec<Span>,
+    stats: ReadStats,
 }
 
-impl<E: Engine> Walk<'_, '_, E> {
-    /// Calls `visit` at each document not in a kept run, the iterator on the document's
-    /// first record, until it returns [`Seen::Last`]. Walking forward, `visit` leaves the
-    /// iterator past the document; in reverse, anywhere.
+impl SpanWalk<'_> {
+    /// If the document at `doc_key` (an encoded DocKey) is in a kept run, moves `iter`
+    /// past the run in scan direction (to the first record after it, or the last before
+    /// it) and returns true.
+    pub fn skip<I: EngineIterator>(&mut self, iter: &mut I, doc_key: &[u8]) -> bool {
+        let Some(span) = self.cursor.covering(&self.spans, doc_key) else {
+            return false;
+        };
+        self.stats.seeks += 1;
+        self.stats.spans_skipped += 1;
+        if self.reverse {
+            iter.seek_for_prev(&span.start);
+        } else {
+            iter.seek(&span.end);
+        }
+        self.run.extend(span);
+        true
+    }
+
+    /// The scan read the document at `doc_key` and found it invisible.
+    pub fn invisible(&mut self, doc_key: &[u8]) {
+        self.run.extend_document(doc_key, self.read_ht);
+    }
+
+    /// The scan read a visible document (or one it does not judge), which ends a run.
+    pub fn visible(&mut self) {
+        if let Some(span) = self.run.take()
+            && self.learns.is_some()
+            && self.runs.len() < MAX_DEAD_SPANS
+        {
+            self.runs.push(span);
+        }
+    }
+
+    /// The scan's reads could hide a document that exists (a table TTL): it keeps nothing.
+    pub fn keep_nothing(&mut self) {
+        self.learns = None;
+    }
+
+    /// Ends the walk, keeping its runs if nothing was written meanwhile; returns its seeks
+    /// and skipped runs.
+    pub fn finish(mut self) -> ReadStats {
+        self.visible();
+        if let Some(commits_before) = self.learns {
+            let roots = self.roots;
+            let read_ht = self.read_ht;
+            self.spans
+                .learn(self.runs, || roots.unchanged(read_ht, commits_before));
+        }
+        self.stats
+    }
+
+    /// Calls `visit` at each document of `iter` not in a kept run, the iterator on the
+    /// document's first record, until it returns [`Seen::Last`]; then [`Self::finish`].
+    /// Walking forward, `visit` leaves the iterator past the document; in reverse, anywhere.
     fn run<I: EngineIterator>(
-        self,
+        mut self,
         iter: &mut I,
         mut visit: impl FnMut(&mut I, &[u8]) -> Result<Seen>,
-    ) -> Result<Walked> {
-        let mut walked = Walked::default();
-        let mut cursor = SpanCursor::new(self.read_ht, self.reverse);
-        let mut run = Run::default();
-        let mut runs = Vec::new();
+    ) -> Result<ReadStats> {
         let mut doc_key = Vec::new();
         while iter.valid()? {
             let doc_len = DocKey::encoded_len(iter.key())?;
             doc_key.clear();
             doc_key.extend_from_slice(&iter.key()[..doc_len]);
-            if let Some(span) = cursor.covering(self.spans, &doc_key) {
-                walked.seeks += 1;
-                walked.spans_skipped += 1;
-                if self.reverse {
-                    iter.seek_for_prev(&span.start);
-                } else {
-                    iter.seek(&span.end);
-                }
-                run.extend(span);
+            if self.skip(iter, &doc_key) {
                 continue;
             }
             if self.reverse {
                 // On the document's last record: it is read from its first.
-                walked.seeks += 1;
+                self.stats.seeks += 1;
                 iter.seek(&doc_key);
             }
             let seen = visit(iter, &doc_key)?;
             match seen {
-                Seen::Invisible => run.extend_document(&doc_key, self.read_ht),
-                Seen::Visible | Seen::Last => self.end_run(&mut run, &mut runs),
+                Seen::Invisible => self.invisible(&doc_key),
+                Seen::Visible | Seen::Last => self.visible(),
             }
             if matches!(seen, Seen::Last) {
                 break;
             }
             if self.reverse {
-                walked.seeks += 1;
+                self.stats.seeks += 1;
                 iter.seek_for_prev(&doc_key);
             }
         }
-        self.end_run(&mut run, &mut runs);
-        if let Some(commits_before) = self.learns {
-            let roots = &self.db.roots;
-            self.spans
-                .learn(runs, || roots.unchanged(self.read_ht, commits_before));
-        }
-        Ok(walked)
-    }
-
-    /// Ends the walk's run of invisible documents, keeping it in `runs` to offer when the
-    /// walk ends (if it learns, and up to the most spans kept).
-    fn end_run(&self, run: &mut Run, runs: &mut Vec<Span>) {
-        if let Some(span) = run.take()
-            && self.learns.is_some()
-            && runs.len() < MAX_DEAD_SPANS
-        {
-            runs.push(span);
-        }
+        Ok(self.finish())
     }
 }
 
@@ -709,8 +729,7 @@ impl<E: Engine> DocDb<E> {
             in_flight: AtomicU64::new(NO_WRITE),
             next_write_id: AtomicU32::new(0),
             roots,
-            dead: DeadSpans::default(),
-            dead_roots: DeadSpans::default(),
+            spans: SpanSets::default(),
             ceiling: Mutex::new(ceiling),
             pending: Mutex::new(Pending::default()),
         };
@@ -933,7 +952,7 @@ impl<E: Engine> DocDb<E> {
         if limit == 0 {
             return Ok((Vec::new(), stats));
         }
-        let walk = self.walk(&self.dead, &opts.read, opts.reverse);
+        let walk = self.span_walk(SpanSet::Documents, &opts.read, opts.reverse);
         let mut iter = self.bounded_iterator(&lower, opts.upper.as_deref())?;
         if opts.reverse {
             iter.seek_to_last();
@@ -960,17 +979,22 @@ impl<E: Engine> DocDb<E> {
         Ok((out, stats))
     }
 
-    /// A walk over documents reading with `read`, skipping and keeping runs in `spans`
-    /// (if no projection or table TTL could hide a document it finds).
-    fn walk<'s>(&self, spans: &'s DeadSpans, read: &ReadOptions, reverse: bool) -> Walk<'s, '_, E> {
+    /// A walk over the documents of a scan reading with `read`, using the runs of `set`.
+    /// Make it before the scan's iterator: the runs it keeps must be read by an iterator
+    /// that has every write counted before it was made.
+    pub fn span_walk(&self, set: SpanSet, read: &ReadOptions, reverse: bool) -> SpanWalk<'_> {
         // Counted before the iterator is made: see `RootCache::unchanged`.
         let commits_before = self.roots.commits();
-        Walk {
-            db: self,
-            spans,
+        SpanWalk {
+            roots: &self.roots,
+            spans: self.spans.get(set),
             read_ht: read.read_ht,
             reverse,
             learns: self.may_learn_spans(read).then_some(commits_before),
+            cursor: SpanCursor::new(read.read_ht, reverse),
+            run: Run::default(),
+            runs: Vec::new(),
+            stats: ReadStats::default(),
         }
     }
 
@@ -984,15 +1008,9 @@ impl<E: Engine> DocDb<E> {
             && self.in_flight.load(Ordering::SeqCst) == NO_WRITE
     }
 
-    /// Counters of the runs of invisible documents kept for scans.
-    pub fn dead_span_stats(&self) -> DeadSpanStats {
-        self.dead.stats()
-    }
-
-    /// Counters of the runs of documents with no live root kept for root scans
-    /// ([`Self::scan_roots`]).
-    pub fn dead_root_span_stats(&self) -> DeadSpanStats {
-        self.dead_roots.stats()
+    /// Counters of the runs of invisible documents kept for the scans of `set`.
+    pub fn span_stats(&self, set: SpanSet) -> DeadSpanStats {
+        self.spans.stats(set)
     }
 
     /// The visible first-level children of the encoded `path` within `range` (see
@@ -1028,7 +1046,7 @@ impl<E: Engine> DocDb<E> {
         mut visit: impl FnMut(&[u8], &VisibleRecord) -> bool,
     ) -> Result<ReadStats> {
         let opts = ReadOptions::at(read_ht);
-        let walk = self.walk(&self.dead_roots, &opts, false);
+        let walk = self.span_walk(SpanSet::Roots, &opts, false);
         let mut iter = self.bounded_iterator(lower, Some(upper))?;
         iter.seek(lower);
         let mut stats = ReadStats::default();
@@ -1414,8 +1432,7 @@ impl<E: Engine> DocDb<E> {
         self.roots.apply_written(batch, newest, direct);
         // After the root cache counted it: a scan keeping a span from then on sees the count
         // change, and one that kept it before has it dropped here.
-        self.dead.written(batch);
-        self.dead_roots.written(batch);
+        self.spans.written(batch);
     }
 
     /// Writes `batch`, whose records are at most as new as `ht`, with a higher ceiling if

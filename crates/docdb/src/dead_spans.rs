@@ -31,10 +31,10 @@
 //!
 //! Spans live in memory only: after a restart the first scan learns them again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use dockv::HybridTime;
 use dockv::doc_key::DocKey;
@@ -184,6 +184,50 @@ impl SpanCursor {
         let span = self.ahead.as_ref()?.as_ref()?;
         let inside = span.start.as_slice() <= doc_key && doc_key < span.end.as_slice();
         inside.then_some(span)
+    }
+}
+
+/// Whose runs a set of spans holds: each kind of read decides for itself which documents
+/// are invisible, so each keeps its own runs (a document with a deleted root may still
+/// have live columns, and a table row with only static columns is no row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SpanSet {
+    /// [`crate::DocDb::scan`]: documents with nothing visible.
+    Documents,
+    /// [`crate::DocDb::scan_roots`]: documents whose root record is not live.
+    Roots,
+    /// Scans of one table's rows (the table's id): rows that do not exist.
+    Rows(u32),
+}
+
+/// Every set of spans, made on first use.
+#[derive(Debug, Default)]
+pub(crate) struct SpanSets(RwLock<HashMap<SpanSet, Arc<DeadSpans>>>);
+
+impl SpanSets {
+    /// The spans of `set`.
+    pub(crate) fn get(&self, set: SpanSet) -> Arc<DeadSpans> {
+        if let Some(spans) = self.0.read().unwrap_or_else(|e| e.into_inner()).get(&set) {
+            return spans.clone();
+        }
+        let mut sets = self.0.write().unwrap_or_else(|e| e.into_inner());
+        sets.entry(set).or_default().clone()
+    }
+
+    /// Counters of the spans of `set`.
+    pub(crate) fn stats(&self, set: SpanSet) -> DeadSpanStats {
+        let sets = self.0.read().unwrap_or_else(|e| e.into_inner());
+        sets.get(&set)
+            .map(|spans| spans.stats())
+            .unwrap_or_default()
+    }
+
+    /// Splits every span of every set that holds a key of `batch` (see
+    /// [`DeadSpans::written`]).
+    pub(crate) fn written(&self, batch: &WriteBatch) {
+        for spans in self.0.read().unwrap_or_else(|e| e.into_inner()).values() {
+            spans.written(batch);
+        }
     }
 }
 

@@ -23,10 +23,10 @@ pub mod write_batch;
 
 pub use db::{
     DEFAULT_ROOT_CACHE_BYTES, DOC_KEY_PREFIX, DocDb, DocDbOptions, DocView, FIRST_RECORD_BYTE,
-    GcPolicy, PATH_PREFIX, ScanOptions, doc_key_prefix, is_doc_record, is_versioned_record,
-    sub_doc_key_prefix,
+    GcPolicy, PATH_PREFIX, ScanOptions, SpanWalk, doc_key_prefix, is_doc_record,
+    is_versioned_record, sub_doc_key_prefix,
 };
-pub use dead_spans::DeadSpanStats;
+pub use dead_spans::{DeadSpanStats, SpanSet};
 pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
 pub use subdoc::{ObjectKind, SubDocument};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use docdb::clock::HybridClock;
-use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, ScanOptions, SubDocument};
+use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, ScanOptions, SpanSet, SubDocument};
 use dockv::doc_key::{DocKey, SubDocKey};
 use dockv::value::{PrimitiveValue, Ttl, Value};
 use dockv::{HybridTime, KeyEntryValue};
@@ -106,7 +106,7 @@ fn the_second_scan_skips_the_deleted_run_with_one_seek() {
     assert_eq!(first, live);
     assert_eq!(first_stats.spans_skipped, 0);
     assert_eq!(
-        db.dead_span_stats().spans,
+        db.span_stats(SpanSet::Documents).spans,
         1,
         "the run of 90 deleted documents"
     );
@@ -150,10 +150,10 @@ fn a_scan_that_cannot_see_every_write_learns_nothing() {
         .expect("set");
     batch.commit().expect("commit");
     assert_eq!(scan_at(&db, at(30), false).0, (90..100).collect::<Vec<_>>());
-    assert_eq!(db.dead_span_stats().spans, 0);
+    assert_eq!(db.span_stats(SpanSet::Documents).spans, 0);
     assert_eq!(scan_at(&db, at(50), false).0[0], 45);
     // Learned at 50 (nothing newer stored): two runs, around document 45.
-    assert_eq!(db.dead_span_stats().spans, 2);
+    assert_eq!(db.span_stats(SpanSet::Documents).spans, 2);
     // A projection may hide live documents (90..100 here, which lack column 12).
     let opts = ScanOptions {
         read: ReadOptions {
@@ -175,7 +175,7 @@ fn writes_into_a_run_show_in_the_next_scan() {
     let db = front_deleted();
     let scan = |db: &DocDb<MemEngine>, t| scan_at(db, at(t), false).0;
     scan(&db, 30);
-    assert_eq!(db.dead_span_stats().spans, 1);
+    assert_eq!(db.span_stats(SpanSet::Documents).spans, 1);
 
     // A column of a deleted document, written after its tombstone.
     let mut batch = db.batch(at(40));
@@ -184,13 +184,13 @@ fn writes_into_a_run_show_in_the_next_scan() {
         .expect("set");
     batch.commit().expect("commit");
     // The run is split around document 45; the next scan skips both parts.
-    assert_eq!(db.dead_span_stats().spans, 2);
+    assert_eq!(db.span_stats(SpanSet::Documents).spans, 2);
     let mut expected: Vec<i64> = vec![45];
     expected.extend(90..100);
     let (found, stats) = scan_at(&db, at(50), false);
     assert_eq!(found, expected);
     assert_eq!(stats.spans_skipped, 2);
-    assert_eq!(db.dead_span_stats().spans, 2);
+    assert_eq!(db.span_stats(SpanSet::Documents).spans, 2);
     assert_eq!(scan(&db, 50), expected);
 
     // A new document between two deleted ones, written at an old time.
@@ -223,7 +223,7 @@ fn scans_inside_write_now_see_their_own_pending_writes() {
     }
     let now = db.clock().now();
     assert!(scan_at(&db, now, false).0.is_empty());
-    assert_eq!(db.dead_span_stats().spans, 1);
+    assert_eq!(db.span_stats(SpanSet::Documents).spans, 1);
     let found = db
         .write_now(|ht| {
             let mut batch = db.batch(ht);
@@ -356,7 +356,7 @@ fn random_writes_and_scans_agree_with_point_reads() {
                 }
             }
         }
-        invalidated += db.dead_span_stats().invalidated;
+        invalidated += db.span_stats(SpanSet::Documents).invalidated;
     }
     // The runs must have been used, and written into, for the test to mean anything.
     assert!(skipped > 100, "seed {seed}: {skipped} spans skipped");

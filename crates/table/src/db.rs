@@ -11,7 +11,7 @@ use engine::{Engine, EngineIterator, IterOptions};
 
 use crate::catalog::{AlterTable, Catalog};
 use crate::error::{Result, invalid};
-use crate::query::{ResultPage, Select, paged_bounds};
+use crate::query::{ResultPage, ScanFrom, Select, paged_bounds};
 use crate::read::{Cell, ReadContext, RowBuffers, read_row_into};
 use crate::repack::TableGcRules;
 use crate::row::{RowValues, assemble_into};
@@ -363,9 +363,15 @@ impl<'a, E: Engine> RowReader<'a, E> {
     /// Runs a SELECT like [`TableDb::select`], on the reader's iterator.
     pub fn select(&mut self, table: &Table, select: &Select) -> Result<ResultPage> {
         let (lower, upper) = paged_bounds(table, select)?;
+        let walk = self.tdb.span_walk(table, select);
         let iter = made_on_first_use(&mut self.iter, self.tdb)?;
         iter.reset(Some(&lower), upper.as_deref())?;
-        self.tdb.select_on(iter, &lower, table, select)
+        let from = ScanFrom {
+            iter,
+            lower: &lower,
+            walk,
+        };
+        self.tdb.select_on(from, table, select)
     }
 
     /// Reads the visible records of the document `self.doc_key` into `self.bufs.cells`.

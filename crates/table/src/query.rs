@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::ops::Bound;
 
+use docdb::{ReadOptions, SpanSet, SpanWalk};
 use dockv::HybridTime;
 use dockv::SortOrder;
 use engine::{Engine, EngineIterator, IterOptions};
@@ -229,15 +230,28 @@ impl<E: Engine> TableDb<E> {
     /// [`RowReader::select`](crate::RowReader::select) is cheaper.
     pub fn select(&self, table: &Table, select: &Select) -> Result<ResultPage> {
         let (lower, upper) = paged_bounds(table, select)?;
+        let walk = self.span_walk(table, select);
         let mut iter = self.scan_iterator(&lower, upper.as_deref())?;
-        self.select_on(&mut iter, &lower, table, select)
+        let from = ScanFrom {
+            iter: &mut iter,
+            lower: &lower,
+            walk,
+        };
+        self.select_on(from, table, select)
+    }
+
+    /// The walk over deleted rows of a SELECT's scan (see [`docdb::dead_spans`]): made
+    /// before the scan's iterator.
+    pub(crate) fn span_walk(&self, table: &Table, select: &Select) -> SpanWalk<'_> {
+        let read = ReadOptions::at(select.read_ht);
+        self.docdb()
+            .span_walk(SpanSet::Rows(table.id()), &read, select.reverse)
     }
 
     /// A SELECT on an iterator bounded to the select's [`paged_bounds`], `lower` first.
     pub(crate) fn select_on<I: EngineIterator>(
         &self,
-        iter: &mut I,
-        lower: &[u8],
+        from: ScanFrom<'_, '_, I>,
         table: &Table,
         select: &Select,
     ) -> Result<ResultPage> {
@@ -250,15 +264,14 @@ impl<E: Engine> TableDb<E> {
             }
             Output::Key(..) => false,
         });
-        let (rows, paging_state) =
-            self.scan_on(iter, lower, table, select, static_rows, |found| {
-                project(
-                    &outputs,
-                    &found.key,
-                    &mut found.values,
-                    found.statics.as_ref(),
-                )
-            })?;
+        let (rows, paging_state) = self.scan_on(from, table, select, static_rows, |found| {
+            project(
+                &outputs,
+                &found.key,
+                &mut found.values,
+                found.statics.as_ref(),
+            )
+        })?;
         Ok(ResultPage {
             columns,
             rows,
@@ -278,8 +291,14 @@ impl<E: Engine> TableDb<E> {
         emit: impl FnMut(&mut Found) -> T,
     ) -> Result<(Vec<T>, Option<PagingState>)> {
         let (lower, upper) = paged_bounds(table, select)?;
+        let walk = self.span_walk(table, select);
         let mut iter = self.scan_iterator(&lower, upper.as_deref())?;
-        self.scan_on(&mut iter, &lower, table, select, static_rows, emit)
+        let from = ScanFrom {
+            iter: &mut iter,
+            lower: &lower,
+            walk,
+        };
+        self.scan_on(from, table, select, static_rows, emit)
     }
 
     /// An iterator over `[lower, upper)`.
@@ -291,11 +310,10 @@ impl<E: Engine> TableDb<E> {
         Ok(self.docdb().engine().iterator(opts)?)
     }
 
-    /// [`Self::scan`] on an iterator bounded to the select's [`paged_bounds`], `lower` first.
+    /// [`Self::scan`] from `from`.
     pub(crate) fn scan_on<I: EngineIterator, T>(
         &self,
-        iter: &mut I,
-        lower: &[u8],
+        from: ScanFrom<'_, '_, I>,
         table: &Table,
         select: &Select,
         static_rows: bool,
@@ -310,11 +328,21 @@ impl<E: Engine> TableDb<E> {
         let cap = remaining
             .unwrap_or(usize::MAX)
             .min(select.page_size.unwrap_or(usize::MAX));
+        let ScanFrom {
+            iter,
+            lower,
+            mut walk,
+        } = from;
         let ctx = self.read_context(table, select.read_ht)?;
+        if ctx.table_ttl.is_some() {
+            // Raising the TTL later would bring rows back.
+            walk.keep_nothing();
+        }
         let mut scan = Scan {
             tdb: self,
             table,
             ctx,
+            walk,
             statics: HashMap::new(),
             static_rows: static_rows && table.has_static_columns(),
             pending: None,
@@ -349,6 +377,7 @@ impl<E: Engine> TableDb<E> {
             last_key = Some(found.doc_key);
             scan.spare = found.values;
         }
+        scan.walk.finish();
         let paging_state = match (more, last_key) {
             (true, Some(last_key)) => Some(PagingState {
                 last_key,
@@ -358,6 +387,14 @@ impl<E: Engine> TableDb<E> {
         };
         Ok((rows, paging_state))
     }
+}
+
+/// Where a SELECT's scan reads: an iterator bounded to the select's [`paged_bounds`], the
+/// key it starts from, and its walk over runs of deleted rows, made before the iterator.
+pub(crate) struct ScanFrom<'s, 'd, I> {
+    pub iter: &'s mut I,
+    pub lower: &'s [u8],
+    pub walk: SpanWalk<'d>,
 }
 
 /// A row as a scan found it.
@@ -376,10 +413,13 @@ pub(crate) struct Found {
 /// and what the static-only rows need: a forward scan holds a partition's static row back
 /// until it knows whether a clustering row of the partition follows; a reverse scan meets
 /// the static row after the partition's rows.
-struct Scan<'a, E: Engine> {
+struct Scan<'a, 'd, E: Engine> {
     tdb: &'a TableDb<E>,
     table: &'a Table,
     ctx: ReadContext,
+    /// Skips runs of rows that do not exist, as earlier scans found them, and keeps the
+    /// runs this one finds. A partition's static row ends a run.
+    walk: SpanWalk<'d>,
     statics: HashMap<Vec<u8>, RowValues>,
     /// Whether static-only rows are returned.
     static_rows: bool,
@@ -395,7 +435,7 @@ struct Scan<'a, E: Engine> {
     spare: RowValues,
 }
 
-impl<E: Engine> Scan<'_, E> {
+impl<E: Engine> Scan<'_, '_, E> {
     /// The next existing row in scan direction, static-only rows included when wanted.
     fn next_row<I: EngineIterator>(
         &mut self,
@@ -415,6 +455,7 @@ impl<E: Engine> Scan<'_, E> {
                 return Ok(self.pending.take());
             };
             if self.table.is_static_key(&doc) {
+                self.walk.visible();
                 if reverse && !self.static_rows {
                     // Rows read their partition's statics themselves.
                     iter.seek_for_prev(&doc);
@@ -448,6 +489,9 @@ impl<E: Engine> Scan<'_, E> {
                 if let Some(previous) = std::mem::replace(&mut self.pending, alone) {
                     return Ok(Some(previous));
                 }
+                continue;
+            }
+            if self.walk.skip(iter, &doc) {
                 continue;
             }
             let Some(found) = self.read(iter, doc, reverse)? else {
@@ -497,9 +541,11 @@ impl<E: Engine> Scan<'_, E> {
     ) -> Result<Option<Found>> {
         let values = self.read_doc(iter, &doc_key, reverse)?;
         if !values.exists {
+            self.walk.invisible(&doc_key);
             self.spare = values;
             return Ok(None);
         }
+        self.walk.visible();
         let key = self.table.decode_key(&doc_key)?;
         let statics = self.statics_for(&key)?;
         Ok(Some(Found {

@@ -1,0 +1,260 @@
+//! SELECT scans skip runs of rows that do not exist, as earlier scans found them
+//! (`docdb::dead_spans`, the set `SpanSet::Rows(table id)`): YugabyteDB's issue #15098, a
+//! `LIMIT 1` over a table whose first rows were deleted. Whatever is written into a run
+//! afterwards shows up in the next scan. A randomized test checks every scan against
+//! row-by-row point reads, which never use the runs.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Harness, NONE};
+use docdb::SpanSet;
+use docdb_table::{DataType, Datum, Select, Selector, Table, TableSpec, WriteOptions};
+use dockv::HybridTime;
+use dockv::value::Ttl;
+use engine::Rng;
+
+/// Test times start after the clock's "now" (2041): a scan keeps the runs it reads only
+/// when its read time is at or after every time written, so tests choose when that holds.
+const BASE_MICROS: u64 = 1 << 51;
+
+/// Time `ms` milliseconds after [`BASE_MICROS`].
+fn ms(ms: u64) -> HybridTime {
+    HybridTime::from_micros(BASE_MICROS + ms * 1000)
+}
+
+const PARTITIONS: i32 = 4;
+const ROWS: i32 = 15;
+
+/// `q (h int, r int, st text STATIC, v int, PRIMARY KEY ((h), r))`.
+fn table(h: &Harness, packed: bool, colocated: bool, default_ttl: bool) -> Arc<Table> {
+    let spec = TableSpec::new("q")
+        .hash_key("h", DataType::Int)
+        .range_key("r", DataType::Int)
+        .static_column("st", DataType::Text)
+        .column("v", DataType::Int)
+        .with_options(|o| {
+            o.packed = packed;
+            o.colocated = colocated;
+            o.default_ttl = default_ttl.then_some(Ttl::from_secs(3600));
+        });
+    h.db.create_table("ks", &spec).expect("create")
+}
+
+fn key(p: i32, r: i32) -> [(&'static str, Datum); 2] {
+    [("h", Datum::Int(p)), ("r", Datum::Int(r))]
+}
+
+fn insert(h: &Harness, tb: &Table, at: HybridTime, p: i32, r: i32, opts: &WriteOptions) {
+    let mut b = h.db.batch(at);
+    let [hk, rk] = key(p, r);
+    b.insert(tb, &[hk, rk, ("v", Datum::Int(p * 100 + r))], opts)
+        .expect("insert");
+    b.commit().expect("commit");
+}
+
+fn delete_rows(h: &Harness, tb: &Table, at: HybridTime, p: i32, rows: std::ops::Range<i32>) {
+    let mut b = h.db.batch(at);
+    for r in rows {
+        b.delete_row(tb, &key(p, r), &NONE).expect("delete");
+    }
+    b.commit().expect("commit");
+}
+
+fn put_static(h: &Harness, tb: &Table, at: HybridTime, p: i32) {
+    let mut b = h.db.batch(at);
+    b.insert(
+        tb,
+        &[("h", Datum::Int(p)), ("st", Datum::Text("s".into()))],
+        &NONE,
+    )
+    .expect("static insert");
+    b.commit().expect("commit");
+}
+
+/// The (h, r) of the rows a scan returns, with no static column selected.
+fn scan(h: &Harness, tb: &Table, select: Select) -> Vec<(i32, i32)> {
+    let select = select.columns(vec![
+        Selector::Column("h".into()),
+        Selector::Column("r".into()),
+    ]);
+    h.rows(tb, &select).into_iter().map(pair).collect()
+}
+
+fn pair(row: Vec<Datum>) -> (i32, i32) {
+    match row.as_slice() {
+        [Datum::Int(p), Datum::Int(r)] => (*p, *r),
+        other => panic!("unexpected row {other:?}"),
+    }
+}
+
+/// The rows that exist at `at`, read one by one, in the table's key order.
+fn rows_each(h: &Harness, tb: &Table, at: HybridTime) -> Vec<(i32, i32)> {
+    let mut found: Vec<(Vec<u8>, (i32, i32))> = Vec::new();
+    for p in 0..PARTITIONS {
+        for r in 0..ROWS {
+            let k = [Datum::Int(p), Datum::Int(r)];
+            if h.db.row_values(tb, &k, at).expect("row").is_some() {
+                found.push((tb.doc_key(&k).expect("key").encode(), (p, r)));
+            }
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, k)| k).collect()
+}
+
+fn rows_stats(h: &Harness, tb: &Table) -> docdb::DeadSpanStats {
+    h.db.docdb().span_stats(SpanSet::Rows(tb.id()))
+}
+
+#[test]
+fn a_limit_1_over_deleted_rows_skips_them_the_second_time() {
+    let h = Harness::new();
+    let tb = table(&h, false, false, false);
+    for p in 0..PARTITIONS {
+        for r in 0..ROWS {
+            insert(&h, &tb, ms(1), p, r, &NONE);
+        }
+    }
+    // Every row deleted but the last of each partition.
+    for p in 0..PARTITIONS {
+        delete_rows(&h, &tb, ms(2), p, 0..ROWS - 1);
+    }
+    let expected = rows_each(&h, &tb, ms(3));
+    assert_eq!(expected.len(), PARTITIONS as usize);
+    let first = scan(&h, &tb, Select::all(ms(3)).limit(1));
+    assert_eq!(first, expected[..1]);
+    // The runs before the first live row and before the second, which LIMIT 1 reads to
+    // know whether more rows follow.
+    assert_eq!(rows_stats(&h, &tb).spans, 2);
+    assert_eq!(scan(&h, &tb, Select::all(ms(3))), expected);
+    assert_eq!(rows_stats(&h, &tb).spans, PARTITIONS as u64);
+    // Reverse, and again: the same rows.
+    let mut reversed = expected.clone();
+    reversed.reverse();
+    assert_eq!(scan(&h, &tb, Select::all(ms(4)).reversed()), reversed);
+    assert_eq!(scan(&h, &tb, Select::all(ms(4))), expected);
+
+    // A row inserted into a run splits it, and shows up.
+    let (p, _) = expected[1];
+    insert(&h, &tb, ms(5), p, 3, &NONE);
+    assert_eq!(rows_stats(&h, &tb).invalidated, 1);
+    let now = rows_each(&h, &tb, ms(6));
+    assert_eq!(now.len(), PARTITIONS as usize + 1);
+    assert_eq!(scan(&h, &tb, Select::all(ms(6))), now);
+}
+
+#[test]
+fn a_static_row_ends_a_run_and_stands_alone_when_selected() {
+    let h = Harness::new();
+    let tb = table(&h, true, true, false);
+    // Partitions in key order; the second gets a static row, so a run of deleted rows (the
+    // first partition's) comes right before it.
+    let mut partitions: Vec<i32> = (0..PARTITIONS).collect();
+    partitions.sort_by_key(|&p| {
+        tb.doc_key(&[Datum::Int(p), Datum::Int(0)])
+            .expect("key")
+            .encode()
+    });
+    let with_static = partitions[1];
+    for p in 0..PARTITIONS {
+        for r in 0..ROWS {
+            insert(&h, &tb, ms(1), p, r, &NONE);
+        }
+        delete_rows(&h, &tb, ms(2), p, 0..ROWS);
+    }
+    put_static(&h, &tb, ms(2), with_static);
+    let static_only = vec![
+        Datum::Int(with_static),
+        Datum::Null,
+        Datum::Text("s".into()),
+        Datum::Null,
+    ];
+    for _ in 0..2 {
+        // No clustering row exists; with statics selected, the static row stands alone.
+        assert!(scan(&h, &tb, Select::all(ms(3))).is_empty());
+        let rows = h.rows(&tb, &Select::all(ms(3)));
+        assert_eq!(rows, vec![static_only.clone()]);
+        let rows = h.rows(&tb, &Select::all(ms(3)).reversed());
+        assert_eq!(rows, vec![static_only.clone()]);
+    }
+    assert!(rows_stats(&h, &tb).spans >= 2);
+}
+
+#[test]
+fn a_table_with_a_default_ttl_keeps_no_runs() {
+    let h = Harness::new();
+    let tb = table(&h, false, false, true);
+    for r in 0..ROWS {
+        insert(&h, &tb, ms(1), 0, r, &NONE);
+    }
+    delete_rows(&h, &tb, ms(2), 0, 0..ROWS);
+    assert!(scan(&h, &tb, Select::all(ms(3))).is_empty());
+    assert_eq!(rows_stats(&h, &tb).learned, 0);
+}
+
+#[test]
+fn random_writes_and_scans_agree_with_point_reads() {
+    let seed = Rng::seed_from_env("DOCDB_DEAD_ROWS_SEED");
+    let mut rng = Rng::new(seed);
+    let (mut learned, mut invalidated) = (0, 0);
+    for round in 0..16 {
+        let h = Harness::new();
+        let tb = table(&h, round % 2 == 0, round % 4 < 2, false);
+        let mut now = 10;
+        for step in 0..300 {
+            now += 1 + rng.below(3);
+            let at = ms(now);
+            let p = rng.below(PARTITIONS as u64) as i32;
+            let r = rng.below(ROWS as u64) as i32;
+            match rng.below(12) {
+                0..=3 => {
+                    // Sometimes expiring within a few steps (TTLs of 1-8 ms).
+                    let ttl = rng.below(3) == 0;
+                    let opts = WriteOptions {
+                        ttl: ttl.then(|| Ttl(1 + rng.below(8) as i64)),
+                        timestamp: None,
+                    };
+                    insert(&h, &tb, at, p, r, &opts);
+                }
+                4..=6 => {
+                    let end = (r + 1 + rng.below(8) as i32).min(ROWS);
+                    delete_rows(&h, &tb, at, p, r..end);
+                }
+                7 => insert(&h, &tb, ms(now - rng.below(20).min(now - 1)), p, r, &NONE),
+                8 => put_static(&h, &tb, at, p),
+                _ => {
+                    let read = match rng.below(4) {
+                        0 => ms(now.saturating_sub(rng.below(30))),
+                        1 => ms(now + rng.below(30)),
+                        _ => at,
+                    };
+                    let reverse = rng.below(3) == 0;
+                    let mut expected = rows_each(&h, &tb, read);
+                    let mut select = Select::all(read);
+                    if reverse {
+                        expected.reverse();
+                        select = select.reversed();
+                    }
+                    if rng.below(3) == 0 {
+                        expected.truncate(1);
+                        select = select.limit(1);
+                    }
+                    assert_eq!(
+                        scan(&h, &tb, select),
+                        expected,
+                        "seed {seed} (DOCDB_DEAD_ROWS_SEED), round {round}, step {step}, \
+                         read at {read:?}, reverse {reverse}"
+                    );
+                }
+            }
+        }
+        let stats = rows_stats(&h, &tb);
+        learned += stats.learned;
+        invalidated += stats.invalidated;
+    }
+    // The runs must have been kept, and written into, for the test to mean anything.
+    assert!(learned > 100, "seed {seed}: {learned} runs kept");
+    assert!(invalidated > 100, "seed {seed}: {invalidated} runs split");
+}
