@@ -394,6 +394,13 @@ enum Seen {
     Invisible,
 }
 
+impl Seen {
+    /// A visible document, the last unless the walk wants `more`.
+    fn visible(more: bool) -> Self {
+        if more { Seen::Visible } else { Seen::Last }
+    }
+}
+
 /// A scan's use of one set of runs of invisible documents (see [`crate::dead_spans`]):
 /// it skips the runs kept there and, when it ends, keeps the runs it read. Made by
 /// [`DocDb::span_walk`] before the scan's iterator; the scan then tells it of each
@@ -965,17 +972,12 @@ impl<E: Engine> DocDb<E> {
             Ok(match scanner.read(iter, doc_key)? {
                 Some(doc) => {
                     out.push((DocKey::decode(doc_key)?.0, doc));
-                    if out.len() < limit {
-                        Seen::Visible
-                    } else {
-                        Seen::Last
-                    }
+                    Seen::visible(out.len() < limit)
                 }
                 None => Seen::Invisible,
             })
         })?;
-        stats.seeks += walked.seeks;
-        stats.spans_skipped += walked.spans_skipped;
+        stats += walked;
         Ok((out, stats))
     }
 
@@ -1058,18 +1060,11 @@ impl<E: Engine> DocDb<E> {
             past.push(0xFF);
             iter.seek(&past);
             Ok(match record {
-                Some(record) if record.is_live() => {
-                    if visit(doc_key, &record) {
-                        Seen::Visible
-                    } else {
-                        Seen::Last
-                    }
-                }
+                Some(record) if record.is_live() => Seen::visible(visit(doc_key, &record)),
                 _ => Seen::Invisible,
             })
         })?;
-        stats.seeks += walked.seeks;
-        stats.spans_skipped += walked.spans_skipped;
+        stats += walked;
         Ok(stats)
     }
 

@@ -54,6 +54,15 @@ pub struct ReadStats {
     pub spans_skipped: u64,
 }
 
+impl std::ops::AddAssign for ReadStats {
+    fn add_assign(&mut self, other: ReadStats) {
+        self.entries_seen += other.entries_seen;
+        self.invisible_stepped += other.invisible_stepped;
+        self.seeks += other.seeks;
+        self.spans_skipped += other.spans_skipped;
+    }
+}
+
 /// How many `next` calls to try before seeking past the remaining versions of a path.
 const NEXTS_BEFORE_SEEK: usize = 4;
 
