@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -96,7 +97,7 @@ fn doc_input(i: u64, round: u64) -> DocInput {
 }
 
 /// Writes one document through DocDB: one batch of 4 subkeys at `ht`, the DocKey encoded once.
-fn docdb_insert(db: &DocDb<RocksEngine>, input: DocInput, ht: HybridTime) -> Result<()> {
+fn docdb_insert(db: &DocDb<RocksEngine>, input: DocInput, ht: HybridTime) -> docdb::Result<()> {
     let doc = input.key.encode();
     let mut batch = db.batch(ht);
     for (column, value) in (10..).zip(input.values) {
@@ -374,9 +375,40 @@ fn deleted_scan(args: &Args, root: &Path, clock: Arc<HybridClock>) -> Result<()>
 }
 
 /// YugabyteDB issue #15098's case: the first 90% of the documents deleted in one run (a
-/// queue consumed from the front), then `LIMIT 1` scans, each from the start.
+/// queue consumed from the front), then `LIMIT 1` scans, each from the start: on a quiet
+/// database, then while a producer and a consumer keep working the queue.
 fn front_deleted_limit_one(args: &Args, root: &Path, clock: Arc<HybridClock>) -> Result<()> {
-    let db = open_docdb(&root.join("front"), clock.clone(), true)?;
+    let quiet = limit_one_scans(args, &root.join("front"), clock.clone(), false)?;
+    println!(
+        "| `LIMIT 1` scan after the first {} of {} documents were deleted (YugabyteDB #15098), ms: first, second, third | {:.3}, {:.3}, {:.3} | — | the first scan keeps the run it stepped over |",
+        quiet.deleted, args.scan_docs, quiet.times[0], quiet.times[1], quiet.times[2]
+    );
+    let busy = limit_one_scans(args, &root.join("front-busy"), clock, true)?;
+    println!(
+        "| the same while the queue is worked (a document written at its tail and one deleted at its head every 200 µs; {} written during the scans), ms: first, second, third | {:.3}, {:.3}, {:.3} | — | runs are kept with writes under way |",
+        busy.writes, busy.times[0], busy.times[1], busy.times[2]
+    );
+    Ok(())
+}
+
+/// What [`limit_one_scans`] measured.
+struct LimitOne {
+    deleted: u64,
+    /// Of the first three scans, ms.
+    times: Vec<f64>,
+    /// Writes that landed while the scans ran.
+    writes: u64,
+}
+
+/// Fills a queue of `args.scan_docs` documents in `dir`, deletes its first 90% and times
+/// three `LIMIT 1` scans, with a producer and a consumer at work if `busy`.
+fn limit_one_scans(
+    args: &Args,
+    dir: &Path,
+    clock: Arc<HybridClock>,
+    busy: bool,
+) -> Result<LimitOne> {
+    let db = open_docdb(dir, clock.clone(), true)?;
     // Range keys, so that key order is insertion order (a queue's).
     let queued = |i: u64| DocKey::from_range(vec![KeyEntryValue::UInt64(i, SortOrder::Ascending)]);
     for i in 0..args.scan_docs {
@@ -394,23 +426,56 @@ fn front_deleted_limit_one(args: &Args, root: &Path, clock: Arc<HybridClock>) ->
     }
     db.flush()?;
     db.engine().wait_for_background_work()?;
-    let mut times = Vec::new();
-    for _ in 0..3 {
-        let opts = ScanOptions {
-            read: ReadOptions::at(HybridTime::MAX),
-            limit: Some(1),
-            ..ScanOptions::default()
+    let stop = AtomicBool::new(false);
+    let (times, writes) = std::thread::scope(|s| -> Result<(Vec<f64>, u64)> {
+        let worker = busy.then(|| {
+            s.spawn(|| -> Result<u64> {
+                let (mut head, mut tail, mut writes) = (deleted, args.scan_docs, 0);
+                while !stop.load(Ordering::SeqCst) {
+                    db.write_now(|ht| {
+                        let input = DocInput {
+                            key: queued(tail),
+                            ..doc_input(tail, 0)
+                        };
+                        docdb_insert(&db, input, ht)
+                    })?;
+                    db.write_now(|ht| {
+                        let mut batch = db.batch(ht);
+                        batch.delete(&SubDocKey::new(queued(head), vec![]))?;
+                        batch.commit()
+                    })?;
+                    (head, tail, writes) = (head + 1, tail + 1, writes + 2);
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                Ok(writes)
+            })
+        });
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let opts = ScanOptions {
+                read: ReadOptions::at(db.safe_time()),
+                limit: Some(1),
+                ..ScanOptions::default()
+            };
+            let t = Instant::now();
+            let (docs, _) = db.scan(&opts)?;
+            times.push(secs(t.elapsed()) * 1e3);
+            anyhow::ensure!(docs.len() == 1, "LIMIT 1 returned {} documents", docs.len());
+        }
+        stop.store(true, Ordering::SeqCst);
+        let writes = match worker {
+            Some(worker) => worker
+                .join()
+                .map_err(|_| anyhow::anyhow!("the queue's worker panicked"))??,
+            None => 0,
         };
-        let t = Instant::now();
-        let (docs, _) = db.scan(&opts)?;
-        times.push(secs(t.elapsed()) * 1e3);
-        anyhow::ensure!(docs.len() == 1, "LIMIT 1 returned {} documents", docs.len());
-    }
-    println!(
-        "| `LIMIT 1` scan after the first {deleted} of {} documents were deleted (YugabyteDB #15098), ms: first, second, third | {:.3}, {:.3}, {:.3} | — | the first scan keeps the run it stepped over |",
-        args.scan_docs, times[0], times[1], times[2]
-    );
-    Ok(())
+        Ok((times, writes))
+    })?;
+    Ok(LimitOne {
+        deleted,
+        times,
+        writes,
+    })
 }
 
 /// Steps an iterator over every key of `engine`; returns the number of keys.

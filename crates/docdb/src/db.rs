@@ -26,6 +26,7 @@ use crate::reader::{
     ChildRange, DocScanner, HYBRID_TIME_BYTE, ReadOptions, ReadStats, RootLevel, VisibleRecord,
     read_children, read_children_cached, read_subdocument, visible_record, visible_record_cached,
 };
+use crate::recent_writes::{LogPlace, RecentWrites};
 use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
 use crate::subdoc::SubDocument;
@@ -377,11 +378,19 @@ pub struct DocDb<E: Engine> {
     roots: RootCache,
     /// Runs of invisible documents that scans found, a set per kind of scan.
     spans: SpanSets,
+    /// The documents recent batches wrote, for scans keeping runs.
+    recent: RecentWrites,
     /// The hybrid-time ceiling last written (see [`CEILING_KEY`]).
     ceiling: Mutex<HybridTime>,
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
     /// when it ends; its reads see them through [`Layered`] iterators.
     pending: Mutex<Pending>,
+}
+
+/// Whether a scan reading with `read` may keep the runs it finds (see
+/// [`crate::dead_spans`]): no projection or table TTL hides a document that exists.
+fn may_learn_spans(read: &ReadOptions) -> bool {
+    read.projection.is_none() && read.table_ttl.is_none()
 }
 
 /// What a walk's visitor found at a document.
@@ -406,13 +415,12 @@ impl Seen {
 /// [`DocDb::span_walk`] before the scan's iterator; the scan then tells it of each
 /// document in scan order.
 pub struct SpanWalk<'d> {
-    roots: &'d RootCache,
+    log: &'d RecentWrites,
     spans: Arc<DeadSpans>,
     read_ht: HybridTime,
     reverse: bool,
-    /// The root cache's commit count before the iterator was made, if the walk may keep
-    /// the runs it reads.
-    learns: Option<u64>,
+    /// Where the walk began in the log of recent writes, if it may keep the runs it reads.
+    learns: Option<LogPlace>,
     cursor: SpanCursor,
     run: Run,
     runs: Vec<Span>,
@@ -455,18 +463,18 @@ impl SpanWalk<'_> {
 
     /// The scan's reads could hide a document that exists (a table TTL): it keeps nothing.
     pub fn keep_nothing(&mut self) {
-        self.learns = None;
+        if let Some(place) = self.learns.take() {
+            self.log.abandon(place);
+        }
     }
 
-    /// Ends the walk, keeping its runs if nothing was written meanwhile; returns its seeks
-    /// and skipped runs.
+    /// Ends the walk, keeping its runs less the documents written since it began; returns
+    /// its seeks and skipped runs.
     pub fn finish(mut self) -> ReadStats {
         self.visible();
-        if let Some(commits_before) = self.learns {
-            let roots = self.roots;
-            let read_ht = self.read_ht;
-            self.spans
-                .learn(self.runs, || roots.unchanged(read_ht, commits_before));
+        if let Some(place) = self.learns.take() {
+            let runs = std::mem::take(&mut self.runs);
+            self.spans.learn(runs, self.log, place);
         }
         self.stats
     }
@@ -506,6 +514,13 @@ impl SpanWalk<'_> {
             }
         }
         Ok(self.finish())
+    }
+}
+
+impl Drop for SpanWalk<'_> {
+    /// A walk that ended early (an error) keeps nothing.
+    fn drop(&mut self) {
+        self.keep_nothing();
     }
 }
 
@@ -737,6 +752,7 @@ impl<E: Engine> DocDb<E> {
             next_write_id: AtomicU32::new(0),
             roots,
             spans: SpanSets::default(),
+            recent: RecentWrites::new(ceiling),
             ceiling: Mutex::new(ceiling),
             pending: Mutex::new(Pending::default()),
         };
@@ -985,29 +1001,21 @@ impl<E: Engine> DocDb<E> {
     /// Make it before the scan's iterator: the runs it keeps must be read by an iterator
     /// that has every write counted before it was made.
     pub fn span_walk(&self, set: SpanSet, read: &ReadOptions, reverse: bool) -> SpanWalk<'_> {
-        // Counted before the iterator is made: see `RootCache::unchanged`.
-        let commits_before = self.roots.commits();
+        // Before the iterator is made: see `crate::recent_writes`.
+        let learns = may_learn_spans(read)
+            .then(|| self.recent.begin(read.read_ht))
+            .flatten();
         SpanWalk {
-            roots: &self.roots,
+            log: &self.recent,
             spans: self.spans.get(set),
             read_ht: read.read_ht,
             reverse,
-            learns: self.may_learn_spans(read).then_some(commits_before),
+            learns,
             cursor: SpanCursor::new(read.read_ht, reverse),
             run: Run::default(),
             runs: Vec::new(),
             stats: ReadStats::default(),
         }
-    }
-
-    /// Whether a scan reading with `read` on an iterator made just now may keep the runs it
-    /// finds (see [`crate::dead_spans`]): no projection or table TTL hides what it reads, and
-    /// no `write_now` had writes outside its iterator.
-    fn may_learn_spans(&self, read: &ReadOptions) -> bool {
-        read.projection.is_none()
-            && read.table_ttl.is_none()
-            && self.own_write_time().is_none()
-            && self.in_flight.load(Ordering::SeqCst) == NO_WRITE
     }
 
     /// Counters of the runs of invisible documents kept for the scans of `set`.
@@ -1142,7 +1150,7 @@ impl<E: Engine> DocDb<E> {
             batch.put(key, value);
         }
         let written = self.write_with_ceiling(batch, ht);
-        self.landed(written, false)?;
+        self.landed_deferred(written)?;
         self.clock.update(ht);
         Ok(())
     }
@@ -1155,6 +1163,9 @@ impl<E: Engine> DocDb<E> {
             *pending = Pending::default();
             self.roots.clear();
         }
+        drop(pending);
+        // Whether they landed, were dropped, or the engine panicked on them.
+        self.recent.landed_deferred();
     }
 
     /// Whether this thread is inside [`Self::write_now`] (whose writes have not landed yet).
@@ -1292,12 +1303,11 @@ impl<E: Engine> DocDb<E> {
                 sync: self.options().sync_writes,
             };
             // Repacked rows keep their times, which the cache has seen already.
-            self.before_write(&batch, HybridTime::MIN, true);
-            let written = self
-                .policy
-                .unflushed
-                .write(oldest, || self.engine.write(&batch, opts));
-            self.landed(written, true)?;
+            self.write_direct(batch, HybridTime::MIN, |batch| {
+                self.policy
+                    .unflushed
+                    .write(oldest, || self.engine.write(&batch, opts))
+            })?;
             self.compact_files()?;
         }
         // Rows gathered by the last round wait for the next compaction.
@@ -1404,9 +1414,9 @@ impl<E: Engine> DocDb<E> {
                 "a write_now batch holds puts only".into(),
             ));
         }
-        // Before the write lands: a root it changes must not be read from the cache after.
-        self.before_write(&batch, ht, !deferred);
         if deferred {
+            // Before the write lands: a root it changes must not be read from the cache after.
+            self.before_write(&batch, ht, false);
             let mut pending = self.lock_pending();
             for op in batch.into_ops() {
                 if let WriteOp::Put(key, value) = op {
@@ -1415,19 +1425,38 @@ impl<E: Engine> DocDb<E> {
             }
             return Ok(());
         }
-        let written = self.write_with_ceiling(batch, ht);
-        self.landed(written, true)?;
+        self.write_direct(batch, ht, |batch| self.write_with_ceiling(batch, ht))?;
         self.clock.update(ht);
         Ok(())
     }
 
-    /// Tells the root cache and the dead spans of `batch` before it reaches the engine (see
-    /// [`RootCache::apply_written`]); [`Self::landed`] follows.
-    fn before_write(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) {
+    /// Writes `batch`, whose records are no newer than `newest`, outside `write_now` with
+    /// `write`, telling the root cache, the dead spans and the log of recent writes before
+    /// and after (a panic in `write` counts as a failed write).
+    fn write_direct(
+        &self,
+        batch: WriteBatch,
+        newest: HybridTime,
+        write: impl FnOnce(WriteBatch) -> engine::Result<()>,
+    ) -> Result<()> {
+        let number = self.before_write(&batch, newest, true);
+        let landing = DirectLanding {
+            db: self,
+            number: Some(number),
+        };
+        landing.landed(write(batch))
+    }
+
+    /// Tells the root cache, the log of recent writes and the dead spans of `batch` before
+    /// it reaches the engine (see [`RootCache::apply_written`]); returns its number in the
+    /// log. Its landing follows.
+    fn before_write(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) -> u64 {
         self.roots.apply_written(batch, newest, direct);
-        // After the root cache counted it: a scan keeping a span from then on sees the count
-        // change, and one that kept it before has it dropped here.
+        // Numbered before the spans split: a scan keeping runs then either cuts this batch's
+        // documents out of them itself, or has kept them already for `written` to split.
+        let number = self.recent.applied(batch, newest, !direct);
         self.spans.written(batch);
+        number
     }
 
     /// Writes `batch`, whose records are at most as new as `ht`, with a higher ceiling if
@@ -1450,11 +1479,39 @@ impl<E: Engine> DocDb<E> {
         Ok(())
     }
 
-    /// Tells the root cache whether a batch it was shown reached the engine (`direct`:
-    /// written outside `write_now`).
-    fn landed(&self, written: engine::Result<()>, direct: bool) -> Result<()> {
-        self.roots.finished(direct, written.is_ok());
+    /// Tells the root cache and the log whether the batches `write_now` committed reached
+    /// the engine.
+    fn landed_deferred(&self, written: engine::Result<()>) -> Result<()> {
+        self.roots.finished(false, written.is_ok());
+        self.recent.landed_deferred();
         Ok(written?)
+    }
+}
+
+/// A batch written outside `write_now`, between [`DocDb::before_write`] and its landing;
+/// dropped before [`Self::landed`] (a panic in the engine), it counts as failed.
+struct DirectLanding<'a, E: Engine> {
+    db: &'a DocDb<E>,
+    number: Option<u64>,
+}
+
+impl<E: Engine> DirectLanding<'_, E> {
+    fn landed(mut self, written: engine::Result<()>) -> Result<()> {
+        self.finish(written.is_ok());
+        Ok(written?)
+    }
+
+    fn finish(&mut self, landed: bool) {
+        if let Some(number) = self.number.take() {
+            self.db.roots.finished(true, landed);
+            self.db.recent.landed(number);
+        }
+    }
+}
+
+impl<E: Engine> Drop for DirectLanding<'_, E> {
+    fn drop(&mut self) {
+        self.finish(false);
     }
 }
 

@@ -21,11 +21,13 @@
 //!   around that key's document: the run's documents on either side stay runs, so a write
 //!   into a huge run (a key set after FLUSHDB) costs the next scan one more seek, not the
 //!   whole run again.
-//! - A scan keeps a span only on the root cache's terms for keeping a record: no batch was
-//!   counted since before it made its iterator, none is between being applied and landing,
-//!   no other `write_now` had writes pending, and its read time is at or after every time
-//!   written. The check and the insertion hold the spans' lock, so a batch counted after the
-//!   check finds the span and drops it.
+//! - A scan takes its place in the log of recent writes ([`crate::recent_writes`]) before
+//!   making its iterator, and keeps its runs less every document a batch from that place on
+//!   wrote, its iterator having seen the batch or not. Batches get their place before they
+//!   pass [`DeadSpans::written`], and the runs are cut and inserted under the spans' lock: a
+//!   batch either is in the log by then, or splits the inserted runs after.
+//! - A scan keeps nothing if a batch that landed before it holds records newer than its
+//!   read time (they could show a document later reads find).
 //! - Only reads with no projection and no table TTL teach spans (either could hide a live
 //!   document); reads with them may use spans, since they only hide more.
 //!
@@ -39,6 +41,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use dockv::HybridTime;
 use dockv::doc_key::DocKey;
 use engine::WriteBatch;
+
+use crate::recent_writes::{LogPlace, RecentWrites};
 
 /// Spans kept at most; when full, a new span replaces all of them (the next scans learn
 /// again). A span costs its two keys and about 80 bytes.
@@ -60,46 +64,43 @@ pub(crate) struct Span {
 impl Span {
     /// The span of the one document at `doc_key` (an encoded DocKey), invisible at `read_ht`.
     pub(crate) fn of_document(doc_key: &[u8], read_ht: HybridTime) -> Self {
-        let mut end = Vec::with_capacity(doc_key.len() + 1);
-        end.extend_from_slice(doc_key);
-        // Every record of a document is its DocKey and a byte below 0xFF.
-        end.push(0xFF);
         Span {
             start: doc_key.to_vec(),
-            end,
+            end: document_end(doc_key),
             since: read_ht,
         }
     }
 }
 
 impl Span {
-    /// The parts of the span before and after the document holding `key` (a record's
-    /// key), those that hold documents; none if `key` is not a document's record.
-    fn split_around(self, key: &[u8]) -> impl Iterator<Item = Span> {
-        let parts = DocKey::encoded_len(key).ok().map(|doc_len| {
-            let doc_key = &key[..doc_len];
-            // DocKeys are prefix-free: every record of a document below `doc_key` sorts
-            // below it, and every record of one above sorts above `doc_key` and 0xFF.
-            let mut after = Vec::with_capacity(doc_len + 1);
-            after.extend_from_slice(doc_key);
-            after.push(0xFF);
-            let below = Span {
-                start: self.start,
-                end: doc_key.to_vec(),
-                since: self.since,
-            };
-            let above = Span {
-                start: after,
-                end: self.end,
-                since: self.since,
-            };
-            [below, above]
-        });
-        parts
+    /// The parts of the span outside the documents from `first` to `last` (encoded DocKeys,
+    /// both included), those that hold documents.
+    fn cut(self, first: &[u8], last: &[u8]) -> impl Iterator<Item = Span> {
+        // DocKeys are prefix-free: every record of a document below `first` sorts below it,
+        // and every record of one above `last` sorts above `last` and 0xFF.
+        let below = Span {
+            start: self.start,
+            end: first.to_vec(),
+            since: self.since,
+        };
+        let above = Span {
+            start: document_end(last),
+            end: self.end,
+            since: self.since,
+        };
+        [below, above]
             .into_iter()
-            .flatten()
             .filter(|part| part.start < part.end)
     }
+}
+
+/// The key after every record of the document at `doc_key` and before every later one.
+fn document_end(doc_key: &[u8]) -> Vec<u8> {
+    let mut end = Vec::with_capacity(doc_key.len() + 1);
+    end.extend_from_slice(doc_key);
+    // Every record of a document is its DocKey and a byte below 0xFF.
+    end.push(0xFF);
+    end
 }
 
 /// The run of invisible documents a scan is in, if any: the documents and spans it read or
@@ -293,20 +294,30 @@ impl DeadSpans {
             .cloned()
     }
 
-    /// Keeps `runs` if `unchanged()`, checked while no batch can pass [`Self::written`]
-    /// (see the module docs). Spans a run overlaps are merged into it.
-    pub(crate) fn learn(&self, runs: Vec<Span>, unchanged: impl FnOnce() -> bool) {
+    /// Keeps `runs`, read by a scan that began at `place` in `log`, less every document
+    /// written since (see [`crate::recent_writes`]); nothing if the log lost some of those.
+    /// Spans a run overlaps are merged into it.
+    pub(crate) fn learn(&self, runs: Vec<Span>, log: &RecentWrites, place: LogPlace) {
         if runs.is_empty() {
+            log.abandon(place);
             return;
         }
-        let mut spans = self.write();
-        if !unchanged() {
-            return;
-        }
+        let mut fresh = BTreeMap::new();
         for run in runs {
+            insert_merged(&mut fresh, run);
+        }
+        // Under the spans' lock: a batch the log has not numbered yet splits the kept runs
+        // once it has (see `DocDb::before_write`).
+        let mut spans = self.write();
+        let mut cut_out = 0;
+        if !log.end(place, |first, last| cut_out += cut(&mut fresh, first, last)) {
+            return;
+        }
+        for run in fresh.into_values() {
             insert_merged(&mut spans, run);
             self.learned.fetch_add(1, Ordering::Relaxed);
         }
+        self.invalidated.fetch_add(cut_out, Ordering::Relaxed);
     }
 
     /// Splits every span holding a key of `batch` around the key's document (called before
@@ -320,28 +331,19 @@ impl DeadSpans {
             batch
                 .iter()
                 .map(|op| op.key())
-                .filter(|key| holding(&spans, key).is_some())
+                .filter(|key| holding(&spans, key))
+                .map(document_of)
                 .collect()
         };
         if hit.is_empty() {
             return;
         }
         let mut spans = self.write();
-        for key in hit {
-            // Looked up again: an earlier key of the batch may have split it.
-            let Some(start) = holding(&spans, key) else {
-                continue;
-            };
-            let Some(span) = spans.remove(&start) else {
-                continue;
-            };
-            self.invalidated.fetch_add(1, Ordering::Relaxed);
-            for part in span.split_around(key) {
-                if spans.len() < MAX_DEAD_SPANS {
-                    spans.insert(part.start.clone(), part);
-                }
-            }
+        let mut cut_out = 0;
+        for doc_key in hit {
+            cut_out += cut(&mut spans, doc_key, doc_key);
         }
+        self.invalidated.fetch_add(cut_out, Ordering::Relaxed);
     }
 
     pub(crate) fn stats(&self) -> DeadSpanStats {
@@ -375,12 +377,40 @@ fn insert_merged(spans: &mut BTreeMap<Vec<u8>, Span>, mut span: Span) {
     spans.insert(span.start.clone(), span);
 }
 
-/// The start of the span in `spans` holding `key`, if one does.
-fn holding(spans: &BTreeMap<Vec<u8>, Span>, key: &[u8]) -> Option<Vec<u8>> {
-    let (start, span) = spans
+/// Whether a span in `spans` holds `key`.
+fn holding(spans: &BTreeMap<Vec<u8>, Span>, key: &[u8]) -> bool {
+    spans
         .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
-        .next_back()?;
-    (key < span.end.as_slice()).then(|| start.clone())
+        .next_back()
+        .is_some_and(|(_, span)| key < span.end.as_slice())
+}
+
+/// The encoded DocKey of the record at `key` (the whole key if it is none).
+pub(crate) fn document_of(key: &[u8]) -> &[u8] {
+    DocKey::encoded_len(key).map_or(key, |len| &key[..len])
+}
+
+/// Cuts the documents from `first` to `last` (encoded DocKeys, both included) out of
+/// `spans`; returns how many spans it split or dropped.
+fn cut(spans: &mut BTreeMap<Vec<u8>, Span>, first: &[u8], last: &[u8]) -> u64 {
+    let end = document_end(last);
+    let hit: Vec<Vec<u8>> = spans
+        .range::<[u8], _>((Bound::Unbounded, Bound::Excluded(end.as_slice())))
+        .rev()
+        .take_while(|(_, span)| span.end.as_slice() > first)
+        .map(|(start, _)| start.clone())
+        .collect();
+    for start in &hit {
+        let Some(span) = spans.remove(start) else {
+            continue;
+        };
+        for part in span.cut(first, last) {
+            if spans.len() < MAX_DEAD_SPANS {
+                spans.insert(part.start.clone(), part);
+            }
+        }
+    }
+    hit.len() as u64
 }
 
 #[cfg(test)]
@@ -397,6 +427,13 @@ mod tests {
         }
     }
 
+    /// Keeps `runs` as a scan that began with nothing written since would.
+    fn keep(spans: &DeadSpans, runs: Vec<Span>) {
+        let log = RecentWrites::new(HybridTime::MIN);
+        let place = log.begin(HybridTime::MIN).expect("begins");
+        spans.learn(runs, &log, place);
+    }
+
     fn batch(keys: &[&[u8]]) -> WriteBatch {
         let mut batch = WriteBatch::default();
         for key in keys {
@@ -408,7 +445,7 @@ mod tests {
     #[test]
     fn covers_its_documents_for_reads_at_or_after_since() {
         let spans = DeadSpans::default();
-        spans.learn(vec![span(b"Sb!", b"Sd!", 10)], || true);
+        keep(&spans, vec![span(b"Sb!", b"Sd!", 10)]);
         for inside in [&b"Sb!"[..], b"Sc!", b"Sd!"] {
             assert_eq!(
                 spans.covering(inside, HybridTime(10)).map(|s| s.start),
@@ -422,27 +459,28 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_database_teaches_nothing() {
+    fn a_write_outside_a_run_keeps_it_and_one_between_its_documents_splits_it() {
         let spans = DeadSpans::default();
-        spans.learn(vec![span(b"Sb!", b"Sd!", 10)], || false);
-        assert_eq!(spans.stats().spans, 0);
-    }
-
-    #[test]
-    fn a_write_inside_drops_the_span_and_one_outside_keeps_it() {
-        let spans = DeadSpans::default();
-        spans.learn(vec![span(b"Sb!", b"Sd!", 10)], || true);
-        spans.learn(vec![span(b"Sm!", b"Sn!", 10)], || true);
-        spans.written(&batch(&[b"Sa!#t", b"Se!#t", b"Sz!#t"]));
+        keep(&spans, vec![span(&doc(10), &doc(20), 10)]);
+        keep(&spans, vec![span(&doc(40), &doc(50), 10)]);
+        spans.written(&batch(&[&record(5), &record(25), &record(60)]));
         assert_eq!(spans.stats().spans, 2);
-        // A record of a new document between two of the run's.
-        spans.written(&batch(&[b"Sbb!#t"]));
-        assert!(spans.covering(b"Sc!", HybridTime(10)).is_none());
-        assert!(spans.covering(b"Sm!", HybridTime(10)).is_some());
-        // A record of the run's last document.
-        spans.written(&batch(&[b"Sn!K\x01#t"]));
-        assert_eq!(spans.stats().spans, 0);
-        assert_eq!(spans.stats().invalidated, 2);
+        assert_eq!(spans.stats().invalidated, 0);
+        // A record of a new document between two of the run's (12 < (12, 1) < 13).
+        let between = DocKey::from_range(vec![
+            dockv::KeyEntryValue::int64(12),
+            dockv::KeyEntryValue::int64(1),
+        ])
+        .encode();
+        let mut key = between.clone();
+        key.extend_from_slice(b"K\x01#t");
+        spans.written(&batch(&[&key]));
+        assert!(spans.covering(&between, HybridTime(10)).is_none());
+        for i in [10, 12, 13, 20] {
+            assert!(spans.covering(&doc(i), HybridTime(10)).is_some(), "{i}");
+        }
+        assert_eq!(spans.stats().spans, 3);
+        assert_eq!(spans.stats().invalidated, 1);
     }
 
     /// The encoded DocKey of document `i`.
@@ -460,7 +498,7 @@ mod tests {
     #[test]
     fn a_write_into_a_run_splits_it_around_the_written_document() {
         let spans = DeadSpans::default();
-        spans.learn(vec![span(&doc(10), &doc(20), 5)], || true);
+        keep(&spans, vec![span(&doc(10), &doc(20), 5)]);
         // A record of the run's document 15, and of a new document 25 past the run.
         spans.written(&batch(&[&record(15), &record(25)]));
         let at = HybridTime(5);
@@ -483,12 +521,45 @@ mod tests {
     }
 
     #[test]
+    fn a_run_loses_the_documents_written_since_its_scan_began() {
+        let spans = DeadSpans::default();
+        let log = RecentWrites::new(HybridTime::MIN);
+        // Told of before the scan began, landing after its iterator was made.
+        let unlanded = log.applied(&batch(&[&record(12)]), HybridTime(1), false);
+        let place = log.begin(HybridTime(5)).expect("begins");
+        log.applied(&batch(&[&record(15), &record(30)]), HybridTime(6), false);
+        log.landed(unlanded);
+        spans.learn(vec![span(&doc(10), &doc(20), 5)], &log, place);
+        let covered: Vec<i64> = (9..22)
+            .filter(|&i| spans.covering(&doc(i), HybridTime(5)).is_some())
+            .collect();
+        assert_eq!(covered, vec![10, 11, 13, 14, 16, 17, 18, 19, 20]);
+        assert_eq!(spans.stats().invalidated, 2);
+    }
+
+    #[test]
+    fn a_scan_that_lost_writes_to_the_log_keeps_nothing() {
+        let spans = DeadSpans::default();
+        let log = RecentWrites::new(HybridTime::MIN);
+        let place = log.begin(HybridTime(5)).expect("begins");
+        let keys: Vec<Vec<u8>> = (0..16).map(record).collect();
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let big = batch(&keys);
+        for _ in 0..crate::recent_writes::MAX_LOG_BYTES / (16 * 24) + 1 {
+            let number = log.applied(&big, HybridTime(1), false);
+            log.landed(number);
+        }
+        spans.learn(vec![span(&doc(100), &doc(200), 5)], &log, place);
+        assert_eq!(spans.stats().spans, 0);
+    }
+
+    #[test]
     fn runs_read_across_spans_merge_with_them() {
         let spans = DeadSpans::default();
-        spans.learn(vec![span(b"Sc!", b"Sd!", 10)], || true);
-        spans.learn(vec![span(b"Sf!", b"Sg!", 30)], || true);
+        keep(&spans, vec![span(b"Sc!", b"Sd!", 10)]);
+        keep(&spans, vec![span(b"Sf!", b"Sg!", 30)]);
         // A later scan skipped both and found dead documents around them.
-        spans.learn(vec![span(b"Sb!", b"Sh!", 20)], || true);
+        keep(&spans, vec![span(b"Sb!", b"Sh!", 20)]);
         let stats = spans.stats();
         assert_eq!(stats.spans, 1);
         let merged = spans.covering(b"Se!", HybridTime(30)).expect("merged span");
@@ -501,7 +572,7 @@ mod tests {
         let spans = DeadSpans::default();
         for i in 0..MAX_DEAD_SPANS as u32 + 1 {
             let key = [b"S".as_slice(), &i.to_be_bytes(), b"!"].concat();
-            spans.learn(vec![span(&key, &key, 1)], || true);
+            keep(&spans, vec![span(&key, &key, 1)]);
         }
         assert_eq!(spans.stats().spans, 1);
     }

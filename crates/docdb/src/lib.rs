@@ -15,6 +15,7 @@ pub mod error;
 pub mod expiration;
 pub mod gc;
 pub mod reader;
+pub mod recent_writes;
 pub mod repack;
 mod root_cache;
 pub mod subdoc;
