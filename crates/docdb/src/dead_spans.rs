@@ -302,22 +302,33 @@ impl DeadSpans {
             log.abandon(place);
             return;
         }
-        let mut fresh = BTreeMap::new();
-        for run in runs {
-            insert_merged(&mut fresh, run);
-        }
         // Under the spans' lock: a batch the log has not numbered yet splits the kept runs
         // once it has (see `DocDb::before_write`).
         let mut spans = self.write();
-        let mut cut_out = 0;
-        if !log.end(place, |first, last| cut_out += cut(&mut fresh, first, last)) {
+        let mut written = Vec::new();
+        if !log.end(place, |first, last| {
+            written.push((first.to_vec(), last.to_vec()));
+        }) {
             return;
         }
-        for run in fresh.into_values() {
+        let learned = if written.is_empty() {
+            runs
+        } else {
+            let mut fresh = BTreeMap::new();
+            for run in runs {
+                insert_merged(&mut fresh, run);
+            }
+            let cut_out: u64 = written
+                .iter()
+                .map(|(first, last)| cut(&mut fresh, first, last))
+                .sum();
+            self.invalidated.fetch_add(cut_out, Ordering::Relaxed);
+            fresh.into_values().collect()
+        };
+        for run in learned {
             insert_merged(&mut spans, run);
             self.learned.fetch_add(1, Ordering::Relaxed);
         }
-        self.invalidated.fetch_add(cut_out, Ordering::Relaxed);
     }
 
     /// Splits every span holding a key of `batch` around the key's document (called before
