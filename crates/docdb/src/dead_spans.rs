@@ -40,7 +40,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use dockv::HybridTime;
 use dockv::doc_key::DocKey;
-use engine::WriteBatch;
+use engine::{WriteBatch, WriteOp};
+
+use crate::db::FIRST_RECORD_BYTE;
 
 use crate::recent_writes::{LogPlace, RecentWrites};
 
@@ -394,6 +396,23 @@ fn holding(spans: &BTreeMap<Vec<u8>, Span>, key: &[u8]) -> bool {
         .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
         .next_back()
         .is_some_and(|(_, span)| key < span.end.as_slice())
+}
+
+/// The document records of `batch` (not the engine's metadata), each with its encoded
+/// DocKey, parsing each DocKey once however many records of it follow one another.
+pub(crate) fn batch_documents(batch: &WriteBatch) -> impl Iterator<Item = (&WriteOp, &[u8])> {
+    let mut previous: &[u8] = &[];
+    batch.iter().filter_map(move |op| {
+        let key = op.key();
+        if key.first().is_none_or(|&b| b < FIRST_RECORD_BYTE) {
+            return None;
+        }
+        // DocKeys are prefix-free: a key starting with a DocKey has that DocKey.
+        if previous.is_empty() || !key.starts_with(previous) {
+            previous = document_of(key);
+        }
+        Some((op, &key[..previous.len()]))
+    })
 }
 
 /// The encoded DocKey of the record at `key` (the whole key if it is none).

@@ -23,8 +23,7 @@ use std::sync::{Mutex, MutexGuard};
 use dockv::HybridTime;
 use engine::WriteBatch;
 
-use crate::db::FIRST_RECORD_BYTE;
-use crate::dead_spans::document_of;
+use crate::dead_spans::batch_documents;
 
 /// Bytes of document keys the log holds at most while scans need them.
 pub const MAX_LOG_BYTES: usize = 16 << 20;
@@ -46,28 +45,24 @@ impl Docs {
     /// The documents of the records in `batch` (engine metadata has none).
     fn of(batch: &WriteBatch) -> Self {
         let mut listed: Vec<Vec<u8>> = Vec::new();
-        let mut first: Option<&[u8]> = None;
-        let mut last: Option<&[u8]> = None;
-        for op in batch.iter() {
-            let key = op.key();
-            if key.first().is_none_or(|&b| b < FIRST_RECORD_BYTE) {
+        let (mut first, mut last): (&[u8], &[u8]) = (&[], &[]);
+        for (_, doc_key) in batch_documents(batch) {
+            // A batch's records of one document usually come together.
+            if listed.last().is_some_and(|l| l.as_slice() == doc_key) {
                 continue;
             }
-            let doc_key = document_of(key);
-            first = Some(first.map_or(doc_key, |f| f.min(doc_key)));
-            last = Some(last.map_or(doc_key, |l| l.max(doc_key)));
-            // A batch's records of one document usually come together.
-            if listed.last().is_none_or(|prev| prev.as_slice() != doc_key)
-                && listed.len() <= MAX_LISTED_DOCS
-            {
+            if listed.is_empty() || doc_key < first {
+                first = doc_key;
+            }
+            last = last.max(doc_key);
+            if listed.len() <= MAX_LISTED_DOCS {
                 listed.push(doc_key.to_vec());
             }
         }
-        match (first, last) {
-            (Some(first), Some(last)) if listed.len() > MAX_LISTED_DOCS => {
-                Docs::Between(first.to_vec(), last.to_vec())
-            }
-            _ => Docs::Listed(listed),
+        if listed.len() > MAX_LISTED_DOCS {
+            Docs::Between(first.to_vec(), last.to_vec())
+        } else {
+            Docs::Listed(listed)
         }
     }
 

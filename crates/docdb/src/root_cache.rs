@@ -34,13 +34,12 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use dockv::doc_key::DocKey;
 use dockv::value::{Value, ValueControlFields};
 use dockv::{DocHybridTime, HybridTime, KeyEntryType};
 use engine::{WriteBatch, WriteOp};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::db::FIRST_RECORD_BYTE;
+use crate::dead_spans::batch_documents;
 use crate::expiration::{Expiration, effective_expiration};
 use crate::reader::{ReadOptions, RootLevel, VisibleRecord};
 
@@ -480,16 +479,8 @@ impl RootCache {
         if self.shard_budget == 0 {
             return;
         }
-        for op in batch.iter() {
-            let key = op.key();
-            // Not a document record (the database's own metadata): nothing kept there.
-            if key.first().is_none_or(|&b| b < FIRST_RECORD_BYTE) {
-                continue;
-            }
-            let Ok(len) = DocKey::encoded_len(key) else {
-                continue;
-            };
-            let (doc_key, rest) = key.split_at(len);
+        for (op, doc_key) in batch_documents(batch) {
+            let rest = &op.key()[doc_key.len()..];
             let value = match op {
                 WriteOp::Put(_, value) => Some(value.as_slice()),
                 WriteOp::Delete(_) => None,
