@@ -154,7 +154,7 @@ impl Run {
 
 /// A scan's view of the spans ahead of it: it looks one up when it passes the last, rather
 /// than at every document. A span seen once stays right for the scan: a batch writing into
-/// it drops it before landing, so while it is there the scan's iterator has no such batch.
+/// it splits it before landing, so while it is there the scan's iterator has no such batch.
 #[derive(Debug)]
 pub(crate) struct SpanCursor {
     read_ht: HybridTime,
@@ -241,7 +241,8 @@ pub struct DeadSpanStats {
     pub spans: u64,
     /// Spans kept by scans so far (merged ones included).
     pub learned: u64,
-    /// Spans split (or dropped) because a batch wrote into them.
+    /// Spans split (or dropped) because a batch wrote into them, and runs cut by the
+    /// documents written while their scan ran.
     pub invalidated: u64,
 }
 
