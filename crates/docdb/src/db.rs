@@ -998,8 +998,8 @@ impl<E: Engine> DocDb<E> {
     }
 
     /// A walk over the documents of a scan reading with `read`, using the runs of `set`.
-    /// Make it before the scan's iterator: the runs it keeps must be read by an iterator
-    /// that has every write counted before it was made.
+    /// Make it before the scan's iterator: it takes its place in the log of recent writes
+    /// then, and every batch from that place on is cut out of the runs it keeps.
     pub fn span_walk(&self, set: SpanSet, read: &ReadOptions, reverse: bool) -> SpanWalk<'_> {
         // Before the iterator is made: see `crate::recent_writes`.
         let learns = may_learn_spans(read)
