@@ -288,11 +288,14 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     finish(&core.store, &settings.data_dir)
 }
 
-/// Flushes memtables and syncs the WAL so a restart replays nothing.
+/// Saves the runs of deleted documents scans found, flushes memtables and syncs the WAL, so
+/// a restart replays nothing and its first scans skip those runs too.
 fn finish(store: &Store<RocksEngine>, dir: &Path) -> anyhow::Result<()> {
-    store.docdb().flush_wal(true)?;
-    store.docdb().flush()?;
-    tracing::info!(data_dir = %dir.display(), "stopped; data flushed");
+    let docdb = store.docdb();
+    docdb.flush_wal(true)?;
+    let spans = docdb.save_spans()?;
+    docdb.flush()?;
+    tracing::info!(data_dir = %dir.display(), spans, "stopped; data flushed");
     Ok(())
 }
 

@@ -182,6 +182,8 @@ fn prometheus_endpoint_reports_commands_connections_and_storage() {
         "docdb_connected_clients 1",
         "docdb_connections_total",
         "docdb_gc_keys_seen_total",
+        "docdb_dead_spans 0",
+        "docdb_dead_spans_restored_total 0",
         "docdb_engine{name=\"rocksdb.",
     ] {
         assert!(

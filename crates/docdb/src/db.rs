@@ -29,6 +29,7 @@ use crate::reader::{
 use crate::recent_writes::{LogPlace, RecentWrites};
 use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
+use crate::saved_spans::SavedSpans;
 use crate::subdoc::SubDocument;
 use crate::unflushed::UnflushedWrites;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
@@ -58,6 +59,10 @@ const CEILING_KEY: &[u8] = b"\x01docdb.ht_ceiling";
 /// How far past a batch's time a ceiling it writes reaches: one more key at most ten times
 /// a second.
 const CEILING_STEP_MICROS: u64 = 100_000;
+
+/// Engine key of the runs of invisible documents a clean close saved
+/// ([`crate::saved_spans`]); the next open takes them and deletes it.
+const SAVED_SPANS_KEY: &[u8] = b"\x01docdb.saved_spans";
 
 /// Prefix of the engine keys of [`DocDb::put_meta`]: below every document record too.
 const META_PREFIX: &[u8] = b"\x01docdb.meta.";
@@ -721,6 +726,7 @@ impl<E: Engine> DocDb<E> {
         // Records an engine recovered from its log into memory were written by no one this
         // process tracks (see [`crate::unflushed`]): into files with them.
         engine.flush()?;
+        let saved_spans = take_saved_spans(&engine)?;
         let counter = match engine.get(LIST_COUNTER_KEY)? {
             Some(bytes) => i64::from_be_bytes(
                 bytes
@@ -757,7 +763,36 @@ impl<E: Engine> DocDb<E> {
             pending: Mutex::new(Pending::default()),
         };
         db.sync_policy();
+        if let Some(saved) = saved_spans {
+            db.spans.restore(saved.sets);
+        }
         Ok(db)
+    }
+
+    /// Saves the runs of invisible documents that scans keep, for the next open to take
+    /// back if nothing is written before it (see [`crate::saved_spans`]); returns how many
+    /// spans it saved. Call it when closing, after the last write: a write after it makes
+    /// the next open drop them.
+    pub fn save_spans(&self) -> Result<usize> {
+        // Every batch landed by now cut the spans before it landed, so the spans taken
+        // after this number hold at it.
+        let before = self.engine.last_sequence();
+        let saved = SavedSpans {
+            sequence: before + 1,
+            sets: self.spans.snapshot(),
+        };
+        let count = saved.span_count();
+        if count == 0 {
+            return Ok(0);
+        }
+        let mut batch = WriteBatch::with_capacity(1);
+        batch.put(SAVED_SPANS_KEY.to_vec(), saved.encode());
+        self.engine.write(&batch, WriteOptions { sync: true })?;
+        if self.engine.last_sequence() != saved.sequence {
+            // Another write came between: the next open finds the record stale.
+            return Ok(0);
+        }
+        Ok(count)
     }
 
     fn sync_policy(&self) {
@@ -1021,6 +1056,11 @@ impl<E: Engine> DocDb<E> {
     /// Counters of the runs of invisible documents kept for the scans of `set`.
     pub fn span_stats(&self, set: SpanSet) -> DeadSpanStats {
         self.spans.stats(set)
+    }
+
+    /// [`Self::span_stats`] summed over every set.
+    pub fn span_totals(&self) -> DeadSpanStats {
+        self.spans.totals()
     }
 
     /// The visible first-level children of the encoded `path` within `range` (see
@@ -1512,6 +1552,34 @@ impl<E: Engine> DirectLanding<'_, E> {
 impl<E: Engine> Drop for DirectLanding<'_, E> {
     fn drop(&mut self) {
         self.finish(false);
+    }
+}
+
+/// The runs a clean close saved, if nothing reached the engine since (see
+/// [`crate::saved_spans`]). The record is deleted either way, before anything else is
+/// written, so no later open can take runs older than its writes.
+fn take_saved_spans<E: Engine>(engine: &E) -> Result<Option<SavedSpans>> {
+    let Some(bytes) = engine.get(SAVED_SPANS_KEY)? else {
+        return Ok(None);
+    };
+    let sequence = engine.last_sequence();
+    let mut batch = WriteBatch::with_capacity(1);
+    batch.delete(SAVED_SPANS_KEY.to_vec());
+    engine.write(&batch, WriteOptions { sync: true })?;
+    match SavedSpans::decode(&bytes) {
+        Ok(saved) if saved.sequence == sequence => Ok(Some(saved)),
+        Ok(saved) => {
+            tracing::info!(
+                saved_at = saved.sequence,
+                now = sequence,
+                "saved runs of deleted documents dropped: written to since"
+            );
+            Ok(None)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "saved runs of deleted documents dropped");
+            Ok(None)
+        }
     }
 }
 

@@ -31,7 +31,9 @@
 //! - Only reads with no projection and no table TTL teach spans (either could hide a live
 //!   document); reads with them may use spans, since they only hide more.
 //!
-//! Spans live in memory only: after a restart the first scan learns them again.
+//! Spans live in memory. A clean close may save them ([`crate::saved_spans`]), and the next
+//! open takes them back if nothing was written in between; otherwise the first scans after
+//! a restart learn them again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -225,6 +227,36 @@ impl SpanSets {
             .unwrap_or_default()
     }
 
+    /// Counters summed over every set.
+    pub(crate) fn totals(&self) -> DeadSpanStats {
+        let sets = self.0.read().unwrap_or_else(|e| e.into_inner());
+        sets.values().fold(DeadSpanStats::default(), |sum, spans| {
+            let one = spans.stats();
+            DeadSpanStats {
+                spans: sum.spans + one.spans,
+                learned: sum.learned + one.learned,
+                invalidated: sum.invalidated + one.invalidated,
+                restored: sum.restored + one.restored,
+            }
+        })
+    }
+
+    /// Every set that holds spans, with its spans in key order.
+    pub(crate) fn snapshot(&self) -> Vec<(SpanSet, Vec<Span>)> {
+        let sets = self.0.read().unwrap_or_else(|e| e.into_inner());
+        sets.iter()
+            .map(|(set, spans)| (*set, spans.read().values().cloned().collect::<Vec<_>>()))
+            .filter(|(_, spans)| !spans.is_empty())
+            .collect()
+    }
+
+    /// Takes back spans a [`Self::snapshot`] saved, which still hold.
+    pub(crate) fn restore(&self, sets: Vec<(SpanSet, Vec<Span>)>) {
+        for (set, spans) in sets {
+            self.get(set).restore(spans);
+        }
+    }
+
     /// Splits every span of every set that holds a key of `batch` (see
     /// [`DeadSpans::written`]).
     pub(crate) fn written(&self, batch: &WriteBatch) {
@@ -244,6 +276,8 @@ pub struct DeadSpanStats {
     /// Spans split (or dropped) because a batch wrote into them, and runs cut by the
     /// documents written while their scan ran.
     pub invalidated: u64,
+    /// Spans taken back at open from what the last clean close saved.
+    pub restored: u64,
 }
 
 /// The spans, by start key.
@@ -252,6 +286,7 @@ pub(crate) struct DeadSpans {
     spans: RwLock<BTreeMap<Vec<u8>, Span>>,
     learned: AtomicU64,
     invalidated: AtomicU64,
+    restored: AtomicU64,
 }
 
 impl DeadSpans {
@@ -360,11 +395,21 @@ impl DeadSpans {
         self.invalidated.fetch_add(cut_out, Ordering::Relaxed);
     }
 
+    /// Keeps `spans` as they were saved (see [`crate::saved_spans`]).
+    fn restore(&self, spans: Vec<Span>) {
+        let mut kept = self.write();
+        for span in spans {
+            insert_merged(&mut kept, span);
+            self.restored.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     pub(crate) fn stats(&self) -> DeadSpanStats {
         DeadSpanStats {
             spans: self.read().len() as u64,
             learned: self.learned.load(Ordering::Relaxed),
             invalidated: self.invalidated.load(Ordering::Relaxed),
+            restored: self.restored.load(Ordering::Relaxed),
         }
     }
 }

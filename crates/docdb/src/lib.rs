@@ -18,6 +18,7 @@ pub mod reader;
 pub mod recent_writes;
 pub mod repack;
 mod root_cache;
+pub mod saved_spans;
 pub mod subdoc;
 pub mod unflushed;
 pub mod write_batch;
@@ -30,5 +31,6 @@ pub use db::{
 pub use dead_spans::{DeadSpanStats, SpanSet};
 pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
+pub use saved_spans::SavedSpans;
 pub use subdoc::{ObjectKind, SubDocument};
 pub use write_batch::{DocLiteral, DocWriteBatch, InitMarkerBehavior};

@@ -10,7 +10,8 @@ use docdb::{DocDb, DocDbOptions, GcPolicy, ReadOptions, ScanOptions, SpanSet, Su
 use dockv::doc_key::{DocKey, SubDocKey};
 use dockv::value::{PrimitiveValue, Ttl, Value};
 use dockv::{HybridTime, KeyEntryValue};
-use engine::{MemEngine, Rng};
+use engine::{Engine, KvRead, MemEngine, Rng, WriteBatch, WriteOptions};
+use engine_rocks::{RocksConfig, RocksEngine};
 
 /// Test times start far after the clock's "now" (2041), so that every read in these tests
 /// is at or after every time written only when the test means it to be.
@@ -35,7 +36,7 @@ fn column(i: i64, col: i32) -> SubDocKey {
 }
 
 /// Writes columns 10 and 11 of document `i` at `ht`.
-fn insert(db: &DocDb<MemEngine>, i: i64, ht: HybridTime) {
+fn insert<E: Engine>(db: &DocDb<E>, i: i64, ht: HybridTime) {
     let mut batch = db.batch(ht);
     for col in [10, 11] {
         let value = Value::new(PrimitiveValue::Int64(i * 100 + i64::from(col)));
@@ -44,7 +45,7 @@ fn insert(db: &DocDb<MemEngine>, i: i64, ht: HybridTime) {
     batch.commit().expect("commit");
 }
 
-fn delete(db: &DocDb<MemEngine>, i: i64, ht: HybridTime) {
+fn delete<E: Engine>(db: &DocDb<E>, i: i64, ht: HybridTime) {
     let mut batch = db.batch(ht);
     batch
         .delete(&SubDocKey::new(doc(i), vec![]))
@@ -52,8 +53,8 @@ fn delete(db: &DocDb<MemEngine>, i: i64, ht: HybridTime) {
     batch.commit().expect("commit");
 }
 
-fn scan_at(
-    db: &DocDb<MemEngine>,
+fn scan_at<E: Engine>(
+    db: &DocDb<E>,
     read_ht: HybridTime,
     reverse: bool,
 ) -> (Vec<i64>, docdb::ReadStats) {
@@ -61,8 +62,8 @@ fn scan_at(
     (docs.into_iter().map(|(key, _)| key).collect(), stats)
 }
 
-fn scan_docs(
-    db: &DocDb<MemEngine>,
+fn scan_docs<E: Engine>(
+    db: &DocDb<E>,
     read_ht: HybridTime,
     reverse: bool,
 ) -> (Vec<(i64, SubDocument)>, docdb::ReadStats) {
@@ -496,4 +497,149 @@ fn scans_racing_writes_agree_with_point_reads() {
          {} scans",
         scans.len()
     );
+}
+
+/// The engine key a clean close saves the runs under (`docdb::db`'s `SAVED_SPANS_KEY`).
+const SAVED_SPANS_KEY: &[u8] = b"\x01docdb.saved_spans";
+
+/// Closes `db` and opens its engine again. (The engine keeps the first policy as its
+/// compaction filter; these tests do not compact.)
+fn reopen(db: DocDb<MemEngine>) -> DocDb<MemEngine> {
+    let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+    DocDb::open(db.into_engine(), policy, DocDbOptions::default()).expect("reopen")
+}
+
+/// 100 documents at 10, then runs deleted at 20: 0..40 and 50..90; a scan at 30 keeps both.
+fn two_runs_learned() -> DocDb<MemEngine> {
+    let db = open();
+    for i in 0..100 {
+        insert(&db, i, at(10));
+    }
+    for i in (0..40).chain(50..90) {
+        delete(&db, i, at(20));
+    }
+    scan_at(&db, at(30), false);
+    assert_eq!(db.span_stats(SpanSet::Documents).spans, 2);
+    db
+}
+
+fn live_after_two_runs() -> Vec<i64> {
+    (40..50).chain(90..100).collect()
+}
+
+#[test]
+fn runs_saved_at_a_clean_close_are_skipped_after_reopening() {
+    let db = two_runs_learned();
+    assert_eq!(db.save_spans().expect("save"), 2);
+    let db = reopen(db);
+    let stats = db.span_stats(SpanSet::Documents);
+    assert_eq!((stats.spans, stats.restored), (2, 2));
+    let (docs, scan) = scan_at(&db, at(30), false);
+    assert_eq!(docs, live_after_two_runs());
+    assert_eq!(scan.spans_skipped, 2, "both runs skipped with a seek each");
+    assert_eq!(
+        scan.entries_seen, 40,
+        "only the 20 live documents' records are read"
+    );
+    // Only reads at or after the scan that learned them use them.
+    let (docs, scan) = scan_at(&db, at(15), false);
+    assert_eq!(docs, (0..100).collect::<Vec<_>>());
+    assert_eq!(scan.spans_skipped, 0);
+
+    // They are as good as learned ones: a write into one splits it.
+    insert(&db, 60, at(40));
+    let (docs, _) = scan_at(&db, at(50), false);
+    let mut expected = live_after_two_runs();
+    expected.push(60);
+    expected.sort_unstable();
+    assert_eq!(docs, expected);
+
+    // The record was taken: the next open restores nothing unless saved again.
+    let db = reopen(db);
+    assert_eq!(db.span_stats(SpanSet::Documents).restored, 0);
+    assert_eq!(db.engine().get(SAVED_SPANS_KEY).expect("get"), None);
+}
+
+#[test]
+fn saved_runs_are_dropped_when_anything_was_written_since() {
+    // A write after the save (by this program, or by one that knows nothing of saved runs
+    // while the record is in place) makes the record stale, whether it lands in a run or not.
+    for written in [60, 200] {
+        let db = two_runs_learned();
+        assert_eq!(db.save_spans().expect("save"), 2);
+        insert(&db, written, at(40));
+        let db = reopen(db);
+        let stats = db.span_stats(SpanSet::Documents);
+        assert_eq!((stats.spans, stats.restored), (0, 0), "written {written}");
+        let (docs, scan) = scan_at(&db, at(50), false);
+        let mut expected = live_after_two_runs();
+        expected.push(written);
+        expected.sort_unstable();
+        assert_eq!(docs, expected, "written {written}");
+        assert_eq!(scan.spans_skipped, 0);
+        assert_eq!(db.engine().get(SAVED_SPANS_KEY).expect("get"), None);
+    }
+}
+
+#[test]
+fn a_corrupt_saved_record_is_dropped_and_loses_nothing() {
+    let db = two_runs_learned();
+    db.save_spans().expect("save");
+    let engine = db.into_engine();
+    let saved = engine.get(SAVED_SPANS_KEY).expect("get").expect("saved");
+    for damaged in [saved[..saved.len() - 1].to_vec(), b"garbage".to_vec()] {
+        let mut batch = WriteBatch::default();
+        batch.put(SAVED_SPANS_KEY.to_vec(), damaged);
+        engine
+            .write(&batch, WriteOptions::default())
+            .expect("write");
+    }
+    let db = DocDb::open(
+        engine,
+        GcPolicy::new(Arc::new(HybridClock::default())),
+        DocDbOptions::default(),
+    )
+    .expect("a damaged record does not stop the open");
+    assert_eq!(db.span_stats(SpanSet::Documents).restored, 0);
+    assert_eq!(db.engine().get(SAVED_SPANS_KEY).expect("get"), None);
+    assert_eq!(scan_at(&db, at(30), false).0, live_after_two_runs());
+}
+
+#[test]
+fn saved_runs_survive_a_rocksdb_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let open_rocks = || {
+        let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+        let config = RocksConfig {
+            compaction_filter_factory: Some(policy.clone()),
+            ..RocksConfig::new(dir.path())
+        };
+        let engine = RocksEngine::open(config).expect("open rocksdb");
+        DocDb::open(engine, policy, DocDbOptions::default()).expect("open docdb")
+    };
+    let db = open_rocks();
+    for i in 0..100 {
+        insert(&db, i, at(10));
+    }
+    for i in (0..40).chain(50..90) {
+        delete(&db, i, at(20));
+    }
+    // Flushed, so the deleted records are in a file, as after any real mass delete.
+    db.flush().expect("flush");
+    scan_at(&db, at(30), false);
+    assert_eq!(db.save_spans().expect("save"), 2);
+    // Some of what is written before the save may still be only in the log.
+    drop(db);
+
+    let db = open_rocks();
+    assert_eq!(db.span_stats(SpanSet::Documents).restored, 2);
+    let (docs, scan) = scan_at(&db, at(30), false);
+    assert_eq!(docs, live_after_two_runs());
+    assert_eq!(scan.spans_skipped, 2);
+    drop(db);
+
+    // Nothing saved at the last close: nothing comes back.
+    let db = open_rocks();
+    assert_eq!(db.span_stats(SpanSet::Documents).restored, 0);
+    assert_eq!(scan_at(&db, at(30), false).0, live_after_two_runs());
 }

@@ -319,6 +319,10 @@ impl Engine for RocksEngine {
         self.pool.trim_idle();
     }
 
+    fn last_sequence(&self) -> u64 {
+        self.db.latest_sequence_number()
+    }
+
     fn statistics(&self) -> Result<EngineStatistics> {
         let mut counters = BTreeMap::new();
         let mut text = String::new();

@@ -30,7 +30,7 @@ fn get(e: &impl KvRead, key: &[u8]) -> Option<Vec<u8>> {
 #[test]
 fn data_survives_reopen() {
     let dir = tempfile::tempdir().expect("tempdir");
-    {
+    let last_sequence = {
         let e = RocksEngine::open(config(&dir)).expect("open");
         for i in 0..1000u32 {
             put(&e, format!("flushed{i:04}").as_bytes(), &i.to_be_bytes());
@@ -42,12 +42,20 @@ fn data_survives_reopen() {
         e.write(&batch, WriteOptions::sync()).expect("synced write");
         // Left in the memtable: recovered from the write-ahead log.
         put(&e, b"unflushed", b"wal");
-    }
+        e.last_sequence()
+    };
     let reopened = RocksConfig {
         create_if_missing: false,
         ..config(&dir)
     };
     let e = RocksEngine::open(reopened).expect("reopen");
+    // 1000 + 2 + 1 operations, the last three recovered from the log.
+    assert_eq!(last_sequence, 1003);
+    assert_eq!(
+        e.last_sequence(),
+        last_sequence,
+        "the sequence survives a reopen"
+    );
     assert_eq!(get(&e, b"flushed0000"), None);
     assert_eq!(get(&e, b"flushed0999"), Some(999u32.to_be_bytes().to_vec()));
     assert_eq!(get(&e, b"synced"), Some(b"yes".to_vec()));

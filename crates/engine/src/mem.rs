@@ -214,7 +214,8 @@ impl Engine for MemEngine {
             keys_written,
             ..
         } = &mut *state;
-        *seq += 1;
+        // One number per operation, as RocksDB counts; the batch's versions carry its last.
+        *seq += batch.len() as u64;
         *batches_written += 1;
         for op in batch {
             *keys_written += 1;
@@ -310,6 +311,10 @@ impl Engine for MemEngine {
         }
         self.prune_all();
         Ok(outcome)
+    }
+
+    fn last_sequence(&self) -> u64 {
+        self.shared.read().seq
     }
 
     fn statistics(&self) -> Result<EngineStatistics> {

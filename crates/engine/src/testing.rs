@@ -230,7 +230,8 @@ pub fn check_point_ops<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterArg)
     assert_eq!(get(e, "synced2"), some("y"));
 }
 
-/// Operations in one batch apply in order; the last one on a key wins.
+/// Operations in one batch apply in order; the last one on a key wins; each takes one
+/// sequence number.
 pub fn check_batch_order<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterArg) -> H) {
     let handle = make(None);
     let e = &*handle;
@@ -246,7 +247,21 @@ pub fn check_batch_order<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(FilterAr
     assert_eq!(batch.len(), 7);
     assert!(!batch.is_empty());
     assert!(batch.approximate_size() >= 4 * 2 + 3 * 2);
+    let before = e.last_sequence();
     e.write(&batch, WriteOptions::default()).expect("write");
+    assert_eq!(
+        e.last_sequence(),
+        before + 7,
+        "one sequence number per operation"
+    );
+    e.write(&WriteBatch::new(), WriteOptions::default())
+        .expect("empty write");
+    e.flush().expect("flush");
+    assert_eq!(
+        e.last_sequence(),
+        before + 7,
+        "an empty batch or a flush writes nothing"
+    );
     assert_eq!(get(e, "k1"), None, "put then delete");
     assert_eq!(get(e, "k2"), some("v2b"), "last put wins");
     assert_eq!(get(e, "k3"), some("v3"));

@@ -78,6 +78,11 @@ pub trait Engine: KvRead + Send + Sync + 'static {
     /// Engine statistics.
     fn statistics(&self) -> Result<EngineStatistics>;
 
+    /// The number of the last operation written: each batch advances it by its number of
+    /// operations, it never goes back, and it survives a reopen (RocksDB's sequence
+    /// number). Equal numbers at two moments mean nothing was written in between.
+    fn last_sequence(&self) -> u64;
+
     /// Releases what the engine keeps for reuse (such as iterators) if it went unused since
     /// the previous call, so an idle engine holds nothing it no longer needs. Long-running
     /// callers call it periodically. The default keeps nothing and does nothing.

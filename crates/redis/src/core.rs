@@ -271,6 +271,35 @@ impl<E: Engine> Core<E> {
                 value,
             );
         }
+        let spans = self.store.docdb().span_totals();
+        metric(
+            &mut out,
+            "docdb_dead_spans",
+            "gauge",
+            "Runs of deleted documents that scans skip with one seek each.",
+            spans.spans,
+        );
+        for (name, help, value) in [
+            ("learned", "Runs kept by scans.", spans.learned),
+            (
+                "invalidated",
+                "Runs split or cut by writes.",
+                spans.invalidated,
+            ),
+            (
+                "restored",
+                "Runs taken back at start from the last clean shutdown.",
+                spans.restored,
+            ),
+        ] {
+            metric(
+                &mut out,
+                &format!("docdb_dead_spans_{name}_total"),
+                "counter",
+                help,
+                value,
+            );
+        }
         if let Ok(stats) = self.store.docdb().engine().statistics() {
             out.push_str(
                 "# HELP docdb_engine Storage engine counters (RocksDB tickers and properties).\n",

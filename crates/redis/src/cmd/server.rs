@@ -265,13 +265,16 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     if wants("stats") {
         let m = &core.metrics;
+        let spans = core.store.docdb().span_totals();
         let _ = write!(
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             rejected_connections:{}\r\n\r\n",
+             rejected_connections:{}\r\ndead_spans:{}\r\ndead_spans_restored:{}\r\n\r\n",
             m.connections_total.load(Ordering::Relaxed),
             m.total_commands(),
             m.connections_rejected.load(Ordering::Relaxed),
+            spans.spans,
+            spans.restored,
         );
     }
     if wants("replication") {
