@@ -2,8 +2,10 @@
 # FLUSHDB, then DBSIZE and SCAN: how long key scans take over the tombstones a FLUSHDB leaves
 # (until a full compaction past the history cutoff removes them). Loads N keys into a fresh
 # `docdb serve`, flushes them, then times DBSIZE and `SCAN 0 COUNT 10` three times each, a SET,
-# and DBSIZE twice more. Each figure is the whole `redis-cli` call, so it includes the
-# client's start (the PING line shows that floor).
+# and DBSIZE twice more; then restarts the server twice, timing the first DBSIZE after a
+# graceful stop (which saves the runs of deleted keys) and after a SIGKILL (which does not).
+# Each figure is the whole `redis-cli` call, so it includes the client's start (the PING line
+# shows that floor).
 #
 #   scripts/bench-flushdb.sh [-n N]     (default 200000)
 set -euo pipefail
@@ -12,7 +14,7 @@ n=200000
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n="$2"; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -20,10 +22,13 @@ done
 source "$root/scripts/redis-bench-common.sh"
 setup_redis_bench bench-flushdb
 port="$(free_port)"
-"$docdb" serve --data-dir "$work/data" --listen "127.0.0.1:$port" --metrics-listen off \
-  >"$work/server.log" 2>&1 &
-server_pid=$!
-wait_ready "$port" "$work/server.log"
+start_server() {
+  "$docdb" serve --data-dir "$work/data" --listen "127.0.0.1:$port" --metrics-listen off \
+    >>"$work/server.log" 2>&1 &
+  server_pid=$!
+  wait_ready "$port" "$work/server.log"
+}
+start_server
 
 redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -n "$n" -r 100000000 -P 16 -t set -q >/dev/null
 echo "keys loaded: $(redis-cli -h 127.0.0.1 -p "$port" dbsize)"
@@ -40,3 +45,12 @@ for _ in 1 2 3; do timed dbsize; done
 for _ in 1 2 3; do timed scan 0 count 10; done
 timed set a 1
 for _ in 1 2; do timed dbsize; done
+
+kill -TERM "$server_pid"; wait "$server_pid" || true
+start_server
+echo "after a graceful restart:"
+timed dbsize
+kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
+start_server
+echo "after a SIGKILL and restart:"
+timed dbsize

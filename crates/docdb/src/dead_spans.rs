@@ -55,7 +55,9 @@ pub const MAX_DEAD_SPANS: usize = 65_536;
 /// One run of invisible documents (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Span {
-    /// The first document's encoded DocKey: no record of the run sorts before it.
+    /// No record of the run sorts before it, and every record of a document before the run
+    /// does: the first document's DocKey, or, where a write split the span, the written
+    /// document's DocKey and `0xFF`.
     pub(crate) start: Vec<u8>,
     /// Every record of the run sorts before it, and every record of a document after the
     /// run at or after it: the last document's DocKey and `0xFF`, or the DocKey of the

@@ -18,8 +18,9 @@
 //! span   := since:u64 start_len:u32 start end_len:u32 end
 //! ```
 //!
-//! `start` is a whole encoded DocKey, `end` one followed by `0xFF` or a whole DocKey, and
-//! a set's spans are in key order without overlaps. A record that breaks any of this, or has
+//! Each bound is a whole encoded DocKey, or one followed by `0xFF` (past that document's
+//! records, where a write split a span), `start` below `end`, and a set's spans are in key
+//! order without overlaps. A record that breaks any of this, or has
 //! bytes left over, is corrupt: the runs are a cache, so an open drops them and goes on.
 
 use dockv::HybridTime;
@@ -121,7 +122,7 @@ fn decode_spans(input: &mut Input<'_>) -> Result<Vec<Span>> {
         let since = HybridTime(input.u64()?);
         let start = input.bytes()?.to_vec();
         let end = input.bytes()?.to_vec();
-        if !is_doc_key(&start) || !is_span_end(&end) || start >= end {
+        if !is_bound(&start) || !is_bound(&end) || start >= end {
             return Err(corrupt("a span's bounds are not DocKeys in order".into()));
         }
         if spans.last().is_some_and(|last| last.end > start) {
@@ -138,11 +139,11 @@ fn is_doc_key(key: &[u8]) -> bool {
         && DocKey::encoded_len(key).is_ok_and(|len| len == key.len())
 }
 
-/// A DocKey followed by `0xFF` (after a document's records), or a whole DocKey.
-fn is_span_end(end: &[u8]) -> bool {
-    match end.split_last() {
+/// A whole DocKey, or one followed by `0xFF` (past that document's records).
+fn is_bound(bound: &[u8]) -> bool {
+    match bound.split_last() {
         Some((0xFF, doc_key)) => is_doc_key(doc_key),
-        _ => is_doc_key(end),
+        _ => is_doc_key(bound),
     }
 }
 
@@ -223,6 +224,28 @@ mod tests {
                 (SpanSet::Rows(5), vec![]),
             ],
         }
+    }
+
+    #[test]
+    fn a_span_split_by_a_write_starts_past_a_document() {
+        // What a write of document 3 leaves of the run 1..=5: 1..3, and past 3 to past 5.
+        let mut past_3 = doc_key(3);
+        past_3.push(0xFF);
+        let saved = SavedSpans {
+            sequence: 9,
+            sets: vec![(
+                SpanSet::Documents,
+                vec![
+                    span(1, 3, false, 7),
+                    Span {
+                        start: past_3,
+                        ..span(4, 5, true, 7)
+                    },
+                ],
+            )],
+        };
+        let decoded = SavedSpans::decode(&saved.encode()).expect("decodes");
+        assert_eq!(decoded, saved);
     }
 
     #[test]
@@ -317,7 +340,7 @@ mod tests {
         ]
     }
 
-    /// Ordered, disjoint spans over documents 0..1000.
+    /// Ordered, disjoint spans over documents 0..1000, each bound a DocKey or past one.
     fn spans_strategy() -> impl Strategy<Value = Vec<Span>> {
         proptest::collection::btree_set(0i64..1000, 0..20).prop_flat_map(|bounds| {
             let bounds: Vec<i64> = bounds.into_iter().collect();
@@ -325,15 +348,21 @@ mod tests {
             let n = pairs.len();
             (
                 Just(pairs),
-                proptest::collection::vec(any::<bool>(), n),
+                proptest::collection::vec((any::<bool>(), any::<bool>()), n),
                 proptest::collection::vec(any::<u64>(), n),
             )
-                .prop_map(|(pairs, after, since)| {
+                .prop_map(|(pairs, past, since)| {
                     pairs
                         .iter()
-                        .zip(after)
+                        .zip(past)
                         .zip(since)
-                        .map(|((&(first, last), after), since)| span(first, last, after, since))
+                        .map(|((&(first, last), (past_first, past_last)), since)| {
+                            let mut span = span(first, last, past_last, since);
+                            if past_first {
+                                span.start.push(0xFF);
+                            }
+                            span
+                        })
                         .collect()
                 })
         })
