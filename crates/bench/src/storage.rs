@@ -399,27 +399,30 @@ fn front_deleted_limit_one(args: &Args, root: &Path, clock: Arc<HybridClock>) ->
 /// its runs; then times the first `LIMIT 1` after reopening (the runs restored), and again
 /// after a close that saved nothing (ms, in that order).
 fn restart_limit_one(dir: &Path, clock: Arc<HybridClock>) -> Result<(f64, f64)> {
-    let first_limit_one = |db: &DocDb<RocksEngine>| -> Result<f64> {
-        let opts = ScanOptions {
-            read: ReadOptions::at(db.safe_time()),
-            limit: Some(1),
-            ..ScanOptions::default()
-        };
-        let t = Instant::now();
-        let (docs, _) = db.scan(&opts)?;
-        anyhow::ensure!(docs.len() == 1, "LIMIT 1 returned {} documents", docs.len());
-        Ok(secs(t.elapsed()) * 1e3)
-    };
     let db = open_docdb(dir, clock.clone(), true)?;
-    first_limit_one(&db)?;
+    timed_limit_one(&db)?;
     anyhow::ensure!(db.save_spans()? > 0, "the scan kept no run to save");
     drop(db);
     let db = open_docdb(dir, clock.clone(), true)?;
-    let restored = first_limit_one(&db)?;
+    let restored = timed_limit_one(&db)?;
     drop(db);
     let db = open_docdb(dir, clock, true)?;
-    let cold = first_limit_one(&db)?;
+    let cold = timed_limit_one(&db)?;
     Ok((restored, cold))
+}
+
+/// A `LIMIT 1` scan from the start at [`DocDb::safe_time`], ms.
+fn timed_limit_one(db: &DocDb<RocksEngine>) -> Result<f64> {
+    let opts = ScanOptions {
+        read: ReadOptions::at(db.safe_time()),
+        limit: Some(1),
+        ..ScanOptions::default()
+    };
+    let t = Instant::now();
+    let (docs, _) = db.scan(&opts)?;
+    let ms = secs(t.elapsed()) * 1e3;
+    anyhow::ensure!(docs.len() == 1, "LIMIT 1 returned {} documents", docs.len());
+    Ok(ms)
 }
 
 /// What [`limit_one_scans`] measured.
@@ -481,19 +484,12 @@ fn limit_one_scans(
                 Ok(writes)
             })
         });
-        let mut times = Vec::new();
-        for _ in 0..3 {
-            let opts = ScanOptions {
-                read: ReadOptions::at(db.safe_time()),
-                limit: Some(1),
-                ..ScanOptions::default()
-            };
-            let t = Instant::now();
-            let (docs, _) = db.scan(&opts)?;
-            times.push(secs(t.elapsed()) * 1e3);
-            anyhow::ensure!(docs.len() == 1, "LIMIT 1 returned {} documents", docs.len());
-        }
+        let times = (0..3)
+            .map(|_| timed_limit_one(&db))
+            .collect::<Result<Vec<f64>>>();
+        // Stopped before a failed scan returns, or the scope would wait on the worker forever.
         stop.store(true, Ordering::SeqCst);
+        let times = times?;
         let writes = match worker {
             Some(worker) => worker
                 .join()

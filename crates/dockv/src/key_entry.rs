@@ -1170,6 +1170,21 @@ mod tests {
         KeyEntryValue::from(HybridTime::new(micros, logical))
     }
 
+    /// A descending decimal whose mantissa starts with a zero digit (found by the random-bytes
+    /// property): it decodes to its canonical value, whose encoding is a byte longer because
+    /// dropping the zero lowers the exponent into the next varint length.
+    #[test]
+    fn a_decimal_with_a_leading_zero_decodes_to_its_canonical_form() {
+        let input = b"d\x2f\xfd";
+        let (value, rest) = KeyEntryValue::decode(input).expect("decodes");
+        assert!(rest.is_empty());
+        let canonical = value.encoded();
+        assert_eq!(canonical.len(), input.len() + 1, "{canonical:02x?}");
+        let (again, _) = KeyEntryValue::decode(&canonical).expect("decodes");
+        assert_eq!(again.encoded(), canonical);
+        assert_eq!(format!("{again:?}"), format!("{value:?}"));
+    }
+
     /// vectors.md A1 (`PrimitiveValueTest.TestEncoding`).
     #[test]
     fn encoding_vectors_a1() {
@@ -1801,10 +1816,11 @@ mod tests {
         fn decode_never_panics_on_random_bytes(first in any::<u8>(), body in bytes()) {
             let mut input = vec![first];
             input.extend_from_slice(&body);
-            if let Ok((value, rest)) = KeyEntryValue::decode(&input) {
+            if let Ok((value, _rest)) = KeyEntryValue::decode(&input) {
                 // Whatever decodes re-encodes to something that decodes to the same value.
+                // Not always as short: a decimal with a leading zero digit decodes (as in
+                // YugabyteDB) to its canonical form, whose exponent may take another byte.
                 let again = value.encoded();
-                prop_assert!(again.len() <= input.len() - rest.len());
                 match KeyEntryValue::decode_exact(&again) {
                     Ok(v) => prop_assert!(identical(&v, &value)),
                     Err(e) => prop_assert!(false, "{:?}: {}", value, e),
