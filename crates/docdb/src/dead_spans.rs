@@ -232,15 +232,11 @@ impl SpanSets {
     /// Counters summed over every set.
     pub(crate) fn totals(&self) -> DeadSpanStats {
         let sets = self.0.read().unwrap_or_else(|e| e.into_inner());
-        sets.values().fold(DeadSpanStats::default(), |sum, spans| {
-            let one = spans.stats();
-            DeadSpanStats {
-                spans: sum.spans + one.spans,
-                learned: sum.learned + one.learned,
-                invalidated: sum.invalidated + one.invalidated,
-                restored: sum.restored + one.restored,
-            }
-        })
+        let mut totals = DeadSpanStats::default();
+        for spans in sets.values() {
+            totals += spans.stats();
+        }
+        totals
     }
 
     /// Every set that holds spans, with its spans in key order.
@@ -280,6 +276,15 @@ pub struct DeadSpanStats {
     pub invalidated: u64,
     /// Spans taken back at open from what the last clean close saved.
     pub restored: u64,
+}
+
+impl std::ops::AddAssign for DeadSpanStats {
+    fn add_assign(&mut self, other: DeadSpanStats) {
+        self.spans += other.spans;
+        self.learned += other.learned;
+        self.invalidated += other.invalidated;
+        self.restored += other.restored;
+    }
 }
 
 /// The spans, by start key.

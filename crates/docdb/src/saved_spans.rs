@@ -323,13 +323,21 @@ mod tests {
     }
 
     #[test]
-    fn a_huge_count_fails_without_reserving_for_it() {
-        let mut bytes = vec![VERSION];
-        bytes.extend_from_slice(&7u64.to_be_bytes());
-        bytes.extend_from_slice(&1u32.to_be_bytes());
-        bytes.push(DOCUMENTS);
-        bytes.extend_from_slice(&(MAX_DEAD_SPANS as u32).to_be_bytes());
-        assert!(SavedSpans::decode(&bytes).is_err());
+    fn counts_past_the_limit_or_the_bytes_are_errors() {
+        let header = |count: usize| {
+            let mut bytes = vec![VERSION];
+            bytes.extend_from_slice(&7u64.to_be_bytes());
+            bytes.extend_from_slice(&1u32.to_be_bytes());
+            bytes.push(DOCUMENTS);
+            bytes.extend_from_slice(&(count as u32).to_be_bytes());
+            bytes
+        };
+        let error = |bytes: Vec<u8>| match SavedSpans::decode(&bytes) {
+            Err(Error::Corruption(what)) => what,
+            other => panic!("expected corruption, got {other:?}"),
+        };
+        assert!(error(header(MAX_DEAD_SPANS + 1)).contains("spans in one set"));
+        assert!(error(header(MAX_DEAD_SPANS)).contains("truncated"));
     }
 
     fn set_strategy() -> impl Strategy<Value = SpanSet> {

@@ -635,7 +635,7 @@ fn saved_runs_survive_a_rocksdb_restart() {
     db.flush().expect("flush");
     scan_at(&db, at(30), false);
     assert_eq!(db.save_spans().expect("save"), 2);
-    // Some of what is written before the save may still be only in the log.
+    // Closed without a flush: the saved record comes back from RocksDB's log.
     drop(db);
 
     let db = open_rocks();
