@@ -42,7 +42,8 @@ enum Command {
         file: Option<PathBuf>,
     },
     /// Prints every key/value pair of an existing database in YugabyteDB's debug form
-    /// (`<SubDocKey> -> <value>`, key order).
+    /// (`<SubDocKey> -> <value>`, key order). Read-only: it changes nothing and may run
+    /// while a server uses the directory.
     Dump {
         /// The RocksDB data directory.
         #[arg(long)]
@@ -86,19 +87,20 @@ fn report<E: std::fmt::Display>(result: Result<bool, E>) -> bool {
     })
 }
 
-/// Streams the dump of the database in `dir` to stdout.
+/// Streams the dump of the database in `dir` to stdout. The database is opened read-only:
+/// the dump writes nothing (a clean close's saved runs stay for the next server) and works
+/// next to a server running on the same directory, showing it as it was at the dump's start.
 fn dump(dir: &std::path::Path) -> anyhow::Result<bool> {
     if !dir.is_dir() {
         anyhow::bail!("no database at {}", dir.display());
     }
-    let options = docdb::DocDbOptions {
-        history_retention: std::time::Duration::MAX,
-        ..Default::default()
-    };
-    let db = docdb_shell::open_rocks_docdb(dir, options, false)?;
+    let engine = engine_rocks::RocksEngine::open(engine_rocks::RocksConfig {
+        read_only: true,
+        ..engine_rocks::RocksConfig::new(dir)
+    })?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut result = Ok(());
-    db.for_each_record(|line| {
+    docdb::for_each_record(&engine, |line| {
         if result.is_ok() {
             result = writeln!(out, "{line}");
         }

@@ -1,6 +1,7 @@
 //! `docdb serve` across restarts: a graceful stop (SIGTERM) keeps every value and TTL, a crash
 //! (SIGKILL) with `--fsync always` keeps every acknowledged write, and keys whose TTL ran out
-//! while the server was down stay gone.
+//! while the server was down stay gone. `docdb dump` reads the directory beside a running
+//! server and after a stop or crash, writing nothing.
 //!
 //! `DOCDB_REDIS_CRASH_ROUNDS` (default 5) sets the number of crash rounds and
 //! `DOCDB_REDIS_CRASH_SEED` replays the random crash moments of a failed run.
@@ -628,4 +629,69 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     assert_eq!(sorted(c.strings(&["KEYS", "*"])), ["key:7", "key:8"]);
     drop(c);
     server.stop();
+}
+
+/// `docdb dump` over `dir`: its output, after checking that it succeeded.
+fn dump(dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(common_serve::docdb_exe())
+        .args(["dump", "--data-dir"])
+        .arg(dir)
+        .output()
+        .expect("run docdb dump");
+    assert!(
+        out.status.success(),
+        "docdb dump failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 dump")
+}
+
+#[test]
+fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
+    if common_serve::peer_is_redis() {
+        eprintln!("skipped: the dump and the runs are docdb's");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &["--fsync", "always"]);
+    let mut c = server.client();
+    let sets: Vec<Vec<String>> = (0..500)
+        .map(|i| vec!["SET".into(), format!("key:{i}"), "v".into()])
+        .collect();
+    c.pipeline(&sets);
+    c.ok(&["FLUSHDB"]);
+    c.ok(&["SET", "kept", "live-value"]);
+    assert_eq!(c.int(&["DBSIZE"]), 1);
+    let runs = info_stat(&mut c, "dead_spans");
+    assert!(runs >= 1, "DBSIZE kept the runs it stepped over: {runs}");
+
+    // The server holds the directory; the dump opens it read-only beside it.
+    let live = dump(dir.path());
+    assert!(
+        live.contains("\"live-value\""),
+        "the server's write: {live}"
+    );
+    c.ok(&["SET", "kept", "still-served"]);
+    drop(c);
+
+    let server = {
+        let flags = ["--fsync", "always"];
+        server.stop();
+        // After the clean close: the dump reads and must not take the saved runs.
+        let closed = dump(dir.path());
+        assert!(closed.contains("\"still-served\""), "{closed}");
+        assert_eq!(dump(dir.path()), closed, "a dump changes nothing");
+        Server::start(dir.path(), &flags)
+    };
+    let mut c = server.client();
+    assert_eq!(info_stat(&mut c, "dead_spans_restored"), runs);
+    assert_eq!(c.strings(&["KEYS", "*"]), vec!["kept".to_string()]);
+    drop(c);
+
+    // After a crash the dump reads what is only in the log.
+    c = server.client();
+    c.ok(&["SET", "after-crash", "synced"]);
+    drop(c);
+    server.crash();
+    assert!(dump(dir.path()).contains("\"synced\""));
 }

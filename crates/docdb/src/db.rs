@@ -1404,23 +1404,8 @@ impl<E: Engine> DocDb<E> {
     }
 
     /// Calls `emit` with each dump line (without newline).
-    pub fn for_each_record(&self, mut emit: impl FnMut(&str)) -> Result<()> {
-        let mut iter = self
-            .engine
-            .iterator(IterOptions::new().lower(b"$".to_vec()).fill_cache(false))?;
-        iter.seek(b"$");
-        let mut line = String::new();
-        while iter.valid()? {
-            line.clear();
-            let key = format_key(iter.key()).unwrap_or_else(|e| format!("<undecodable key: {e}>"));
-            let value = Value::decode(iter.value())
-                .map(|v| v.to_string())
-                .unwrap_or_else(|e| format!("<undecodable value: {e}>"));
-            let _ = write!(line, "{key} -> {value}");
-            emit(&line);
-            iter.next();
-        }
-        Ok(())
+    pub fn for_each_record(&self, emit: impl FnMut(&str)) -> Result<()> {
+        for_each_record(&self.engine, emit)
     }
 
     pub(crate) fn reserve_list_indexes(&self, count: i64) -> i64 {
@@ -1581,6 +1566,26 @@ fn take_saved_spans<E: Engine>(engine: &E) -> Result<Option<SavedSpans>> {
             Ok(None)
         }
     }
+}
+
+/// Calls `emit` with the dump line (format.md §12, without newline) of each document record
+/// `engine` holds, in key order. It only reads, so it serves an engine opened read-only (as
+/// `docdb dump` opens one, next to a running server).
+pub fn for_each_record<E: Engine>(engine: &E, mut emit: impl FnMut(&str)) -> Result<()> {
+    let mut iter = engine.iterator(IterOptions::new().lower(b"$".to_vec()).fill_cache(false))?;
+    iter.seek(b"$");
+    let mut line = String::new();
+    while iter.valid()? {
+        line.clear();
+        let key = format_key(iter.key()).unwrap_or_else(|e| format!("<undecodable key: {e}>"));
+        let value = Value::decode(iter.value())
+            .map(|v| v.to_string())
+            .unwrap_or_else(|e| format!("<undecodable value: {e}>"));
+        let _ = write!(line, "{key} -> {value}");
+        emit(&line);
+        iter.next();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

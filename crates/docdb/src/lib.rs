@@ -25,7 +25,7 @@ pub mod write_batch;
 
 pub use db::{
     DEFAULT_ROOT_CACHE_BYTES, DOC_KEY_PREFIX, DocDb, DocDbOptions, DocView, FIRST_RECORD_BYTE,
-    GcPolicy, PATH_PREFIX, ScanOptions, SpanWalk, doc_key_prefix, is_doc_record,
+    GcPolicy, PATH_PREFIX, ScanOptions, SpanWalk, doc_key_prefix, for_each_record, is_doc_record,
     is_versioned_record, sub_doc_key_prefix,
 };
 pub use dead_spans::{DeadSpanStats, SpanSet};

@@ -157,6 +157,11 @@ pub struct RocksConfig {
     /// that a server writes the log once per group of writes. The caller must flush before
     /// acknowledging; a crash loses what was not flushed. Default `false`.
     pub manual_wal_flush: bool,
+    /// Open the database read-only: no lock is taken, so another process may hold it open
+    /// for writing; nothing is written (records still only in the write-ahead log are read
+    /// from it into memory), and every write, flush or compaction fails. Reads see the
+    /// database as it was at open. Default `false`.
+    pub read_only: bool,
 }
 
 /// The smallest memtable, in huge pages, that takes its memory from huge pages.
@@ -192,6 +197,7 @@ impl RocksConfig {
             statistics: true,
             compaction_filter_factory: None,
             manual_wal_flush: false,
+            read_only: false,
         }
     }
 }
@@ -216,6 +222,8 @@ impl std::fmt::Debug for RocksConfig {
                 "compaction_filter_factory",
                 &self.compaction_filter_factory.as_ref().map(|_| "..."),
             )
+            .field("manual_wal_flush", &self.manual_wal_flush)
+            .field("read_only", &self.read_only)
             .finish()
     }
 }

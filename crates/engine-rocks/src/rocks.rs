@@ -117,7 +117,20 @@ impl RocksEngine {
             manual
         });
 
-        let db = DB::open(&options, &config.path).map_err(convert)?;
+        let db = if config.read_only {
+            // RocksDB would create the directory of a missing database for its log file.
+            if !config.path.join("CURRENT").is_file() {
+                return Err(engine::Error::InvalidArgument(format!(
+                    "no database at {}",
+                    config.path.display()
+                )));
+            }
+            // Records only in the log are replayed into memory, not an error.
+            DB::open_for_read_only(&options, &config.path, false)
+        } else {
+            DB::open(&options, &config.path)
+        }
+        .map_err(convert)?;
         Ok(Self {
             pool: IterPool::default(),
             db,

@@ -500,3 +500,81 @@ fn kept_iterators_release_old_files_once_idle() {
     e.trim_idle();
     assert_eq!(versions(&e), 1, "an idle pool releases its iterators");
 }
+
+/// Every file of `dir` with its length and modification time.
+fn files(dir: &std::path::Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|entry| {
+            let entry = entry.expect("entry");
+            let meta = entry.metadata().expect("metadata");
+            let name = entry.file_name().to_string_lossy().into_owned();
+            (name, meta.len(), meta.modified().expect("mtime"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn read_only_open_reads_beside_a_writer_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let writer = RocksEngine::open(config(&dir)).expect("open");
+    put(&writer, b"flushed", b"1");
+    writer.flush().expect("flush");
+    // Only in the writer's log and memtable.
+    put(&writer, b"logged", b"2");
+    let read_only = || {
+        RocksEngine::open(RocksConfig {
+            read_only: true,
+            ..config(&dir)
+        })
+    };
+
+    let names = || -> Vec<String> {
+        files(&dir.path().join("db"))
+            .into_iter()
+            .map(|f| f.0)
+            .collect()
+    };
+    let names_before = names();
+    let reader = read_only().expect("a read-only open beside a writer");
+    assert_eq!(get(&reader, b"flushed"), Some(b"1".to_vec()));
+    assert_eq!(
+        get(&reader, b"logged"),
+        Some(b"2".to_vec()),
+        "read from the log"
+    );
+    // The reader sees the database as it was when it opened.
+    put(&writer, b"later", b"3");
+    assert_eq!(get(&reader, b"later"), None);
+    let mut batch = WriteBatch::new();
+    batch.put(&b"refused"[..], &b"x"[..]);
+    assert!(reader.write(&batch, WriteOptions::default()).is_err());
+    assert!(reader.flush().is_err());
+    drop(reader);
+    assert_eq!(
+        names(),
+        names_before,
+        "no file made, none renamed (the writer's LOG)"
+    );
+    assert_eq!(get(&writer, b"refused"), None);
+    assert_eq!(get(&writer, b"later"), Some(b"3".to_vec()));
+    let sequence = writer.last_sequence();
+    drop(writer);
+
+    // Opening and reading a closed database leaves every file as it was.
+    let before = files(&dir.path().join("db"));
+    let reader = read_only().expect("read-only open");
+    assert_eq!(reader.last_sequence(), sequence);
+    assert_eq!(get(&reader, b"later"), Some(b"3".to_vec()));
+    drop(reader);
+    assert_eq!(files(&dir.path().join("db")), before);
+
+    let missing = RocksEngine::open(RocksConfig {
+        read_only: true,
+        ..RocksConfig::new(dir.path().join("missing"))
+    });
+    assert!(missing.is_err(), "no database, nothing created");
+    assert!(!dir.path().join("missing").exists());
+}
