@@ -587,6 +587,15 @@ fn info_stat(c: &mut Client, field: &str) -> u64 {
         .expect("a number")
 }
 
+/// Sets `count` keys `key:<i>` in one pipeline, then FLUSHDB: a run of deleted documents.
+fn set_then_flush(c: &mut Client, count: usize) {
+    let sets: Vec<Vec<String>> = (0..count)
+        .map(|i| vec!["SET".into(), format!("key:{i}"), "v".into()])
+        .collect();
+    c.pipeline(&sets);
+    c.ok(&["FLUSHDB"]);
+}
+
 /// The runs of deleted keys a DBSIZE found after FLUSHDB are saved by a graceful stop and
 /// taken back at the next start, so its first DBSIZE skips them too; a crash saves none.
 #[test]
@@ -598,11 +607,7 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), &["--fsync", "always"]);
     let mut c = server.client();
-    let sets: Vec<Vec<String>> = (0..2000)
-        .map(|i| vec!["SET".into(), format!("key:{i}"), "v".into()])
-        .collect();
-    c.pipeline(&sets);
-    c.ok(&["FLUSHDB"]);
+    set_then_flush(&mut c, 2000);
     assert_eq!(c.int(&["DBSIZE"]), 0);
     // A key written into the run splits it; the next DBSIZE keeps both parts.
     c.ok(&["SET", "key:7", "back"]);
@@ -655,11 +660,7 @@ fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
     let server = Server::start(dir.path(), &["--fsync", "always"]);
     let mut c = server.client();
-    let sets: Vec<Vec<String>> = (0..500)
-        .map(|i| vec!["SET".into(), format!("key:{i}"), "v".into()])
-        .collect();
-    c.pipeline(&sets);
-    c.ok(&["FLUSHDB"]);
+    set_then_flush(&mut c, 500);
     c.ok(&["SET", "kept", "live-value"]);
     assert_eq!(c.int(&["DBSIZE"]), 1);
     let runs = info_stat(&mut c, "dead_spans");
