@@ -11,7 +11,7 @@ mod common_serve;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common_serve::{Client, Frame, Server, env_u64, seeded_rng, sorted};
+use common_serve::{Client, Frame, Server, dump, env_u64, seeded_rng, sorted};
 
 /// Writes one key of each kind (and some that must not survive); the number of keys DBSIZE
 /// reports afterwards.
@@ -600,8 +600,7 @@ fn set_then_flush(c: &mut Client, count: usize) {
 /// taken back at the next start, so its first DBSIZE skips them too; a crash saves none.
 #[test]
 fn runs_of_deleted_keys_survive_a_graceful_restart() {
-    if common_serve::peer_is_redis() {
-        eprintln!("skipped: runs of deleted documents are docdb's");
+    if common_serve::skipped_on_redis_peer("runs of deleted documents are docdb's") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -636,25 +635,9 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     server.stop();
 }
 
-/// `docdb dump` over `dir`: its output, after checking that it succeeded.
-fn dump(dir: &std::path::Path) -> String {
-    let out = std::process::Command::new(common_serve::docdb_exe())
-        .args(["dump", "--data-dir"])
-        .arg(dir)
-        .output()
-        .expect("run docdb dump");
-    assert!(
-        out.status.success(),
-        "docdb dump failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 dump")
-}
-
 #[test]
 fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
-    if common_serve::peer_is_redis() {
-        eprintln!("skipped: the dump and the runs are docdb's");
+    if common_serve::skipped_on_redis_peer("the dump and the runs are docdb's") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -5,8 +5,6 @@
 
 mod common_serve;
 
-use std::process::Command;
-
 use common_serve::Server;
 use dockv::KeyEntryValue;
 use dockv::doc_key::DocKey;
@@ -54,8 +52,7 @@ fn mask_hybrid_times(line: &str) -> (String, Vec<(u64, u64)>) {
 
 #[test]
 fn yedis_table_through_the_server() {
-    if common_serve::peer_is_redis() {
-        eprintln!("skipped: the dump needs docdb, not the Redis peer");
+    if common_serve::skipped_on_redis_peer("the dump needs docdb, not the Redis peer") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -72,17 +69,7 @@ fn yedis_table_through_the_server() {
     drop(c);
     server.stop();
 
-    let out = Command::new(common_serve::docdb_exe())
-        .args(["dump", "--data-dir"])
-        .arg(dir.path())
-        .output()
-        .expect("run docdb dump");
-    let dump = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "docdb dump failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dump = common_serve::dump(dir.path());
     eprintln!("{dump}");
 
     let (k1, k2, k3) = (

@@ -25,6 +25,31 @@ pub fn peer_is_redis() -> bool {
     std::env::var("DOCDB_SERVE_TESTS_PEER").is_ok_and(|v| v == "redis")
 }
 
+/// True (after saying so) when the tests run against the Redis peer, so a test of what only
+/// docdb has (`why`) skips.
+pub fn skipped_on_redis_peer(why: &str) -> bool {
+    let skip = peer_is_redis();
+    if skip {
+        eprintln!("skipped: {why}");
+    }
+    skip
+}
+
+/// `docdb dump` over `dir`: its output, after checking that it succeeded.
+pub fn dump(dir: &Path) -> String {
+    let out = Command::new(docdb_exe())
+        .args(["dump", "--data-dir"])
+        .arg(dir)
+        .output()
+        .expect("run docdb dump");
+    assert!(
+        out.status.success(),
+        "docdb dump failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 dump")
+}
+
 /// The `docdb` binary under test.
 pub fn docdb_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_docdb"))
