@@ -98,14 +98,13 @@ fn doc_input(i: u64, round: u64) -> DocInput {
 
 /// Writes one document through DocDB: one batch of 4 subkeys at `ht`, the DocKey encoded once.
 fn docdb_insert(db: &DocDb<RocksEngine>, input: DocInput, ht: HybridTime) -> docdb::Result<()> {
-    let doc = input.key.encode();
+    let mut path = input.key.encode();
+    let doc_len = path.len();
     let mut batch = db.batch(ht);
     for (column, value) in (10..).zip(input.values) {
-        // Room for the column id and the hybrid time appended at commit.
-        let mut path = Vec::with_capacity(doc.len() + 40);
-        path.extend_from_slice(&doc);
+        path.truncate(doc_len);
         KeyEntryValue::ColumnId(column).encode_to(&mut path);
-        batch.set_encoded_path(path, Value::new(value))?;
+        batch.set_encoded_path(&path, Value::new(value))?;
     }
     batch.commit()?;
     Ok(())

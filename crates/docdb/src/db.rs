@@ -532,9 +532,9 @@ impl Drop for SpanWalk<'_> {
 /// A `write_now`'s committed pairs that have not landed.
 #[derive(Default)]
 struct Pending {
-    /// In commit order.
-    pairs: Vec<(Vec<u8>, Vec<u8>)>,
-    /// `pairs[..indexed]` by key, for reads; brought up to date when a read asks, so that
+    /// The pairs (puts only) in commit order.
+    pairs: WriteBatch,
+    /// The first `indexed` pairs by key, for reads; brought up to date when a read asks, so that
     /// writes that read nothing (a pipeline of SETs) never pay for it.
     index: Arc<Overlay>,
     indexed: usize,
@@ -546,11 +546,17 @@ impl Pending {
         if self.pairs.is_empty() {
             return None;
         }
-        if let Some(new) = self.pairs.get(self.indexed..)
-            && !new.is_empty()
-        {
+        if self.indexed < self.pairs.len() {
+            let new = self
+                .pairs
+                .iter()
+                .skip(self.indexed)
+                .filter_map(|op| match op {
+                    WriteOp::Put(key, value) => Some((key.to_vec(), value.to_vec())),
+                    WriteOp::Delete(_) => None,
+                });
             // Copies the map only if a reader still holds it (usually none does by now).
-            Arc::make_mut(&mut self.index).extend(new.iter().cloned());
+            Arc::make_mut(&mut self.index).extend(new);
             self.indexed = self.pairs.len();
         }
         Some(self.index.clone())
@@ -786,7 +792,7 @@ impl<E: Engine> DocDb<E> {
             return Ok(0);
         }
         let mut batch = WriteBatch::with_capacity(1);
-        batch.put(SAVED_SPANS_KEY.to_vec(), saved.encode());
+        batch.put(SAVED_SPANS_KEY, saved.encode());
         self.engine.write(&batch, WriteOptions { sync: true })?;
         if self.engine.last_sequence() != saved.sequence {
             // Another write came between: the next open finds the record stale.
@@ -1172,7 +1178,7 @@ impl<E: Engine> DocDb<E> {
         let Some(ht) = self.own_write_time() else {
             return Ok(());
         };
-        let mut pairs = std::mem::take(&mut *self.lock_pending()).pairs;
+        let pairs = std::mem::take(&mut *self.lock_pending()).pairs;
         if pairs.is_empty() {
             return Ok(());
         }
@@ -1181,13 +1187,16 @@ impl<E: Engine> DocDb<E> {
         // insert's position instead of searching from the top. Of pairs on one key (the
         // list-index counter every push rewrites), only the last committed is written: the
         // sort is stable, and the dedup runs backwards to keep it.
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        pairs.reverse();
-        pairs.dedup_by(|later, kept| later.0 == kept.0);
-        pairs.reverse();
-        let mut batch = WriteBatch::with_capacity(pairs.len() + 1);
-        for (key, value) in pairs {
-            batch.put(key, value);
+        let mut ops: Vec<WriteOp<'_>> = pairs.iter().collect();
+        ops.sort_by(|a, b| a.key().cmp(b.key()));
+        ops.reverse();
+        ops.dedup_by(|later, kept| later.key() == kept.key());
+        ops.reverse();
+        let mut batch = WriteBatch::with_capacity_bytes(ops.len() + 1, pairs.approximate_size());
+        for op in ops {
+            if let WriteOp::Put(key, value) = op {
+                batch.put(key, value);
+            }
         }
         let written = self.write_with_ceiling(batch, ht);
         self.landed_deferred(written)?;
@@ -1267,7 +1276,7 @@ impl<E: Engine> DocDb<E> {
         let mut batch = WriteBatch::with_capacity(1);
         let key = [META_PREFIX, name].concat();
         match value {
-            Some(v) => batch.put(key, v.to_vec()),
+            Some(v) => batch.put(key, v),
             None => batch.delete(key),
         }
         let opts = WriteOptions {
@@ -1424,10 +1433,7 @@ impl<E: Engine> DocDb<E> {
 
     pub(crate) fn persist_list_counter(&self, batch: &mut WriteBatch, last_used: i64) {
         let counter = *self.list_counter.lock().unwrap_or_else(|e| e.into_inner());
-        batch.put(
-            LIST_COUNTER_KEY.to_vec(),
-            counter.max(last_used).to_be_bytes().to_vec(),
-        );
+        batch.put(LIST_COUNTER_KEY, counter.max(last_used).to_be_bytes());
     }
 
     /// Writes `batch` at `ht`, or inside a `write_now` at that time adds it to the writes
@@ -1443,9 +1449,9 @@ impl<E: Engine> DocDb<E> {
             // Before the write lands: a root it changes must not be read from the cache after.
             self.before_write(&batch, ht, false);
             let mut pending = self.lock_pending();
-            for op in batch.into_ops() {
+            for op in &batch {
                 if let WriteOp::Put(key, value) = op {
-                    pending.pairs.push((key, value));
+                    pending.pairs.put(key, value);
                 }
             }
             return Ok(());
@@ -1498,7 +1504,7 @@ impl<E: Engine> DocDb<E> {
         }
         // Raising writes go one at a time, so the ceiling stored only grows.
         let raised = HybridTime::new(ht.physical_micros() + CEILING_STEP_MICROS, 0);
-        batch.put(CEILING_KEY.to_vec(), raised.0.to_be_bytes().to_vec());
+        batch.put(CEILING_KEY, raised.0.to_be_bytes());
         unflushed.write(ht, || self.engine.write(&batch, opts))?;
         *ceiling = raised;
         Ok(())
@@ -1549,7 +1555,7 @@ fn take_saved_spans<E: Engine>(engine: &E) -> Result<Option<SavedSpans>> {
     };
     let sequence = engine.last_sequence();
     let mut batch = WriteBatch::with_capacity(1);
-    batch.delete(SAVED_SPANS_KEY.to_vec());
+    batch.delete(SAVED_SPANS_KEY);
     engine.write(&batch, WriteOptions { sync: true })?;
     match SavedSpans::decode(&bytes) {
         Ok(saved) if saved.sequence == sequence => Ok(Some(saved)),

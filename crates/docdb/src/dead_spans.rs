@@ -453,7 +453,7 @@ fn holding(spans: &BTreeMap<Vec<u8>, Span>, key: &[u8]) -> bool {
 
 /// The document records of `batch` (not the engine's metadata), each with its encoded
 /// DocKey, parsing each DocKey once however many records of it follow one another.
-pub(crate) fn batch_documents(batch: &WriteBatch) -> impl Iterator<Item = (&WriteOp, &[u8])> {
+pub(crate) fn batch_documents(batch: &WriteBatch) -> impl Iterator<Item = (WriteOp<'_>, &[u8])> {
     let mut previous: &[u8] = &[];
     batch.iter().filter_map(move |op| {
         let key = op.key();
@@ -520,7 +520,7 @@ mod tests {
     fn batch(keys: &[&[u8]]) -> WriteBatch {
         let mut batch = WriteBatch::default();
         for key in keys {
-            batch.put(key.to_vec(), b"v".to_vec());
+            batch.put(key, b"v");
         }
         batch
     }

@@ -283,7 +283,7 @@ mod tests {
         for i in docs {
             let mut key = doc(i);
             key.extend_from_slice(b"K\x01#t");
-            batch.put(key, b"v".to_vec());
+            batch.put(key, b"v");
         }
         batch
     }

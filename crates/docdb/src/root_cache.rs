@@ -482,7 +482,7 @@ impl RootCache {
         for (op, doc_key) in batch_documents(batch) {
             let rest = &op.key()[doc_key.len()..];
             let value = match op {
-                WriteOp::Put(_, value) => Some(value.as_slice()),
+                WriteOp::Put(_, value) => Some(value),
                 WriteOp::Delete(_) => None,
             };
             if rest.first() == Some(&KeyEntryType::HybridTime.as_u8()) {

@@ -68,12 +68,12 @@ impl DocLiteral {
 }
 
 /// One pending key/value pair: the path (no hybrid time) and the encoded value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatchEntry {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchEntry<'a> {
     /// DocKey + subkeys.
-    pub path: Vec<u8>,
+    pub path: &'a [u8],
     /// Encoded value (control fields + payload).
-    pub value: Vec<u8>,
+    pub value: &'a [u8],
 }
 
 /// Builds one atomic write. Created by [`DocDb::batch`]; nothing is stored until
@@ -83,7 +83,9 @@ pub struct DocWriteBatch<'db, E: Engine> {
     init_markers: InitMarkerBehavior,
     /// The time the batch will be written at; also the time its existence checks read at.
     ht: HybridTime,
-    entries: Vec<BatchEntry>,
+    /// The pairs so far, each a put of its path (the hybrid time comes at commit): one
+    /// buffer for all of them.
+    entries: engine::WriteBatch,
     /// List indexes reserved by this batch: (first, count).
     reserved: Option<(i64, i64)>,
 }
@@ -94,14 +96,23 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             db,
             init_markers,
             ht,
-            entries: Vec::new(),
+            entries: engine::WriteBatch::new(),
             reserved: None,
         }
     }
 
-    /// The pairs so far.
-    pub fn entries(&self) -> &[BatchEntry] {
-        &self.entries
+    /// The pairs so far, in write order.
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = BatchEntry<'_>> + ExactSizeIterator {
+        self.entries.iter().map(|op| match op {
+            engine::WriteOp::Put(path, value) => BatchEntry { path, value },
+            // Only puts are added.
+            engine::WriteOp::Delete(path) => BatchEntry { path, value: &[] },
+        })
+    }
+
+    /// The number of pairs so far.
+    pub fn len(&self) -> usize {
+        self.entries.len()
     }
 
     /// The batch's hybrid time.
@@ -114,8 +125,12 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         self.entries.is_empty()
     }
 
-    fn push(&mut self, path: Vec<u8>, value: Vec<u8>) {
-        self.entries.push(BatchEntry { path, value });
+    /// Adds the pair `path` → `value`, encoding the value straight into the batch.
+    fn push(&mut self, path: &[u8], value: &Value) {
+        self.entries.put_with(
+            |out| out.extend_from_slice(path),
+            |out| value.encode_to(out),
+        );
     }
 
     /// Writes `value` at `path` (a primitive, init marker or tombstone), with the init-marker
@@ -127,27 +142,28 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
 
     /// [`Self::set`] for a path encoded by the caller (DocKey + subkeys, no hybrid time), e.g.
     /// a row's DocKey encoded once for all its columns.
-    pub fn set_encoded_path(&mut self, path: Vec<u8>, value: Value) -> Result<()> {
+    pub fn set_encoded_path(&mut self, path: impl AsRef<[u8]>, value: Value) -> Result<()> {
+        let path = path.as_ref();
         if self.init_markers == InitMarkerBehavior::Optional
             && value.control.user_timestamp.is_none()
         {
             // Nothing to check: write as is.
-            self.push(path, value.encode());
+            self.push(path, &value);
             return Ok(());
         }
-        self.set_encoded(&path, value)
+        self.set_encoded(path, value)
     }
 
     /// [`Self::set_encoded_path`] for a value given in its stored encoding (control fields,
     /// then the payload), e.g. a packed row built already encoded: without a user timestamp
     /// it is stored as is, without decoding and re-encoding its payload.
-    pub fn set_encoded_value(&mut self, path: Vec<u8>, encoded: Vec<u8>) -> Result<()> {
-        let (control, _) = ValueControlFields::decode(&encoded)?;
+    pub fn set_encoded_value(&mut self, path: &[u8], encoded: &[u8]) -> Result<()> {
+        let (control, _) = ValueControlFields::decode(encoded)?;
         if self.init_markers == InitMarkerBehavior::Optional && control.user_timestamp.is_none() {
-            self.push(path, encoded);
+            self.entries.put(path, encoded);
             return Ok(());
         }
-        self.set_encoded(&path, Value::decode(&encoded)?)
+        self.set_encoded(path, Value::decode(encoded)?)
     }
 
     fn set_encoded(&mut self, path: &[u8], value: Value) -> Result<()> {
@@ -175,7 +191,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
                 self.ensure_ancestors(path)?;
             }
         }
-        self.push(path.to_vec(), value.encode());
+        self.push(path, &value);
         Ok(())
     }
 
@@ -198,7 +214,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         if self.init_markers == InitMarkerBehavior::Required {
             self.ensure_ancestors(&encoded)?;
         }
-        self.push(encoded.clone(), Value::with_ttl(marker, ttl).encode());
+        self.push(&encoded, &Value::with_ttl(marker, ttl));
         self.write_children(&encoded, doc, ttl)
     }
 
@@ -225,7 +241,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         let mut leaves = Vec::new();
         self.flatten(path, doc, &mut leaves);
         for (leaf, value) in leaves {
-            self.push(leaf, Value::with_ttl(value, ttl).encode());
+            self.push(&leaf, &Value::with_ttl(value, ttl));
         }
         Ok(())
     }
@@ -366,7 +382,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             ttl,
             ..ValueControlFields::default()
         };
-        self.push(encoded, Value { control, payload }.encode());
+        self.push(&encoded, &Value { control, payload });
         Ok(())
     }
 
@@ -391,10 +407,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
                 .state_at(ancestor)?
                 .is_some_and(|s| s.live && ObjectKind::from_marker(&s.payload).is_some());
             if !is_object {
-                self.push(
-                    ancestor.to_vec(),
-                    Value::new(PrimitiveValue::Object).encode(),
-                );
+                self.push(ancestor, &Value::new(PrimitiveValue::Object));
             }
         }
         Ok(())
@@ -403,16 +416,16 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// What `path` holds now: the latest pair of this batch at the path or an overwritten
     /// ancestor, else the stored state as of the batch time.
     fn state_at(&self, path: &[u8]) -> Result<Option<PathState>> {
-        for entry in self.entries.iter().rev() {
+        for entry in self.entries().rev() {
             if entry.path == path {
-                let value = Value::decode(&entry.value)?;
+                let value = Value::decode(entry.value)?;
                 let live = !value.payload.is_tombstone();
                 return Ok(Some(PathState {
                     payload: value.payload,
                     live,
                 }));
             }
-            if path.starts_with(&entry.path) && !is_merge(&entry.value) {
+            if path.starts_with(entry.path) && !is_merge(entry.value) {
                 // An ancestor written by this batch replaced everything below it.
                 return Ok(None);
             }
@@ -427,9 +440,9 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// `user_ts` (its user timestamp, else its hybrid time's physical µs).
     fn newer_timestamp_exists(&self, path: &[u8], user_ts: i64) -> Result<bool> {
         let batch_ts = self.ht.physical_micros() as i64;
-        for entry in self.entries.iter().rev() {
-            if path.starts_with(&entry.path) {
-                let value = Value::decode(&entry.value)?;
+        for entry in self.entries().rev() {
+            if path.starts_with(entry.path) {
+                let value = Value::decode(entry.value)?;
                 if value.control.user_timestamp.unwrap_or(batch_ts) > user_ts {
                     return Ok(true);
                 }
@@ -458,11 +471,11 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// without hybrid time (format.md §12).
     pub fn explain(&self) -> String {
         let mut out = String::new();
-        for (i, entry) in self.entries.iter().enumerate() {
+        for (i, entry) in self.entries().enumerate() {
             let _ = write!(out, "{}. PutCF(", i + 1);
-            let _ = write_quoted(&mut out, &entry.path, '\'');
+            let _ = write_quoted(&mut out, entry.path, '\'');
             out.push_str(", ");
-            let _ = write_quoted(&mut out, &entry.value, '\'');
+            let _ = write_quoted(&mut out, entry.value, '\'');
             out.push_str(")\n");
         }
         out
@@ -479,18 +492,20 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// write ids numbered on from earlier batches of the same `DocDb::write_now`.
     pub fn commit(self) -> Result<usize> {
         let count = self.entries.len();
-        let mut batch = engine::WriteBatch::with_capacity(count + 1);
+        // Room for each key's hybrid time (a typical encoding is 12 bytes, and `#`).
+        let bytes = self.entries.approximate_size() + count * 13;
+        let mut batch = engine::WriteBatch::with_capacity_bytes(count + 1, bytes);
         // Every pair shares the hybrid time; only the write id differs.
         let mut time_prefix = Vec::with_capacity(12);
         DocHybridTime::encode_time_prefix(self.ht, &mut time_prefix);
         let first_id = self.db.claim_write_ids(self.ht, count as u32);
-        for (i, entry) in self.entries.into_iter().enumerate() {
-            let mut key = entry.path;
-            // Usually a no-op: callers leave room (a typical encoded time is 12 bytes).
-            key.reserve(1 + 12);
-            key.push(KeyEntryType::HybridTime.as_u8());
-            DocHybridTime::encode_with_prefix(&time_prefix, first_id + i as u32, &mut key);
-            batch.put(key, entry.value);
+        for (id, entry) in (first_id..).zip(self.entries()) {
+            let key = |out: &mut Vec<u8>| {
+                out.extend_from_slice(entry.path);
+                out.push(KeyEntryType::HybridTime.as_u8());
+                DocHybridTime::encode_with_prefix(&time_prefix, id, out);
+            };
+            batch.put_with(key, |out| out.extend_from_slice(entry.value));
         }
         if let Some((first, count)) = self.reserved {
             self.db.persist_list_counter(&mut batch, first + count - 1);

@@ -596,7 +596,7 @@ fn a_corrupt_saved_record_is_dropped_and_loses_nothing() {
     let saved = engine.get(SAVED_SPANS_KEY).expect("get").expect("saved");
     for damaged in [saved[..saved.len() - 1].to_vec(), b"garbage".to_vec()] {
         let mut batch = WriteBatch::default();
-        batch.put(SAVED_SPANS_KEY.to_vec(), damaged);
+        batch.put(SAVED_SPANS_KEY, damaged);
         engine
             .write(&batch, WriteOptions::default())
             .expect("write");

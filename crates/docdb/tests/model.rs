@@ -255,7 +255,7 @@ fn random_op<E: Engine>(
     model: &mut Model,
     ht: HybridTime,
 ) {
-    let start = batch.entries().len();
+    let start = batch.len();
     let path = random_path(rng, model.docs);
     let ttl = random_ttl(rng);
     let mut recs: Vec<(Path, PrimitiveValue, Option<Ttl>)> = Vec::new();
@@ -367,11 +367,7 @@ fn random_op<E: Engine>(
             }
         }
     }
-    assert_eq!(
-        batch.entries().len() - start,
-        recs.len(),
-        "records written by one op"
-    );
+    assert_eq!(batch.len() - start, recs.len(), "records written by one op");
     for (i, (path, value, ttl)) in recs.into_iter().enumerate() {
         let time = DocHybridTime::new(ht, (start + i) as u32);
         model.add(
@@ -745,7 +741,7 @@ fn model_on_memory_engine() {
             let mut batch = engine::WriteBatch::new();
             iter.seek_to_first();
             while iter.valid().expect("valid") {
-                batch.put(iter.key().to_vec(), iter.value().to_vec());
+                batch.put(iter.key(), iter.value());
                 iter.next();
             }
             fresh

@@ -35,7 +35,7 @@ fn write(db: &DocDb<MemEngine>, pairs: &[(&[u8], Value)]) -> HybridTime {
     db.write_now(|ht| {
         let mut batch = db.batch(ht);
         for (path, value) in pairs {
-            batch.set_encoded_path(path.to_vec(), value.clone())?;
+            batch.set_encoded_path(path, value.clone())?;
         }
         batch.commit()?;
         Ok(ht)
@@ -265,7 +265,7 @@ fn reopen_and_wait(db: DocDb<MemEngine>) -> DocDb<MemEngine> {
 /// Writes `value` at `path` in a batch at the explicit time `at` (outside `write_now`).
 fn write_at(db: &DocDb<MemEngine>, path: &[u8], at: HybridTime, value: Value) {
     let mut batch = db.batch(at);
-    batch.set_encoded_path(path.to_vec(), value).expect("set");
+    batch.set_encoded_path(path, value).expect("set");
     batch.commit().expect("commit");
 }
 

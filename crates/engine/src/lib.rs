@@ -34,7 +34,7 @@ mod rng;
 pub mod testing;
 mod traits;
 
-pub use batch::{WriteBatch, WriteOp, WriteOptions};
+pub use batch::{Iter as WriteBatchIter, WriteBatch, WriteOp, WriteOptions};
 pub use compaction::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory,
     CompactionOutcome,

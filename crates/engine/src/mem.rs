@@ -220,7 +220,7 @@ impl Engine for MemEngine {
         for op in batch {
             *keys_written += 1;
             let value = match op {
-                WriteOp::Put(_, value) => Some(Bytes::from(value.as_slice())),
+                WriteOp::Put(_, value) => Some(Bytes::from(value)),
                 WriteOp::Delete(_) => None,
             };
             let key = op.key();

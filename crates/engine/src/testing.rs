@@ -281,7 +281,7 @@ pub fn check_batch_atomicity<E: Engine, H: Deref<Target = E>>(make: &dyn Fn(Filt
     let write_round = |round: u32| {
         let mut batch = WriteBatch::new();
         for k in 0..KEYS {
-            batch.put(format!("key{k:02}"), round.to_be_bytes().to_vec());
+            batch.put(format!("key{k:02}"), round.to_be_bytes());
         }
         e.write(&batch, WriteOptions::default()).expect("write");
     };

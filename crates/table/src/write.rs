@@ -273,7 +273,7 @@ impl<'a, E: Engine> TableBatch<'a, E> {
     ) -> Result<()> {
         let values: ColumnValues = regular.iter().map(|(c, d)| (c.id, *d)).collect();
         let (packed, unpacked) = pack_row(table, &values, opts)?;
-        self.batch.set_encoded_value(doc_key.to_vec(), packed)?;
+        self.batch.set_encoded_value(doc_key, &packed)?;
         for (column, datum) in regular {
             if unpacked.contains(&column.id) && !datum.is_null() {
                 self.write_column(doc_key, column, datum, opts)?;

@@ -52,7 +52,7 @@ pub(super) fn ensure_root<E: Engine>(
     if info.is_none()
         && let Some(marker) = kind.marker()
     {
-        batch.set_encoded_path(dk.to_vec(), Value::new(marker))?;
+        batch.set_encoded_path(dk, Value::new(marker))?;
     }
     Ok(())
 }
@@ -92,7 +92,7 @@ pub(super) fn remove_members<E: Engine>(
             _ => false,
         });
         if emptied {
-            batch.set_encoded_path(dk.to_vec(), Value::tombstone())?;
+            batch.set_encoded_path(dk, Value::tombstone())?;
         }
     }
     Ok(removed.len() as i64)

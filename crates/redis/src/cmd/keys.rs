@@ -265,7 +265,7 @@ fn copy_document<E: Engine>(
     let ttl = info.remaining_ttl(ht);
     match doc {
         SubDocument::Primitive(_) => {
-            batch.set_encoded_path(dst.to_vec(), string_value(info.string_value(), ttl))?;
+            batch.set_encoded_path(dst, string_value(info.string_value(), ttl))?;
         }
         SubDocument::Object { .. } => {
             write_tree(batch, dst, doc)?;
@@ -286,7 +286,7 @@ fn write_tree<E: Engine>(
     doc: &SubDocument,
 ) -> CmdResult<()> {
     if let SubDocument::Object { kind, .. } = doc {
-        batch.set_encoded_path(path.to_vec(), Value::new(kind.marker()))?;
+        batch.set_encoded_path(path, Value::new(kind.marker()))?;
     }
     write_leaves(batch, path, doc)
 }
@@ -298,7 +298,7 @@ fn write_leaves<E: Engine>(
 ) -> CmdResult<()> {
     match doc {
         SubDocument::Primitive(value) => {
-            batch.set_encoded_path(path.to_vec(), Value::new(value.clone()))?;
+            batch.set_encoded_path(path, Value::new(value.clone()))?;
         }
         SubDocument::Object { children, .. } => {
             for (encoded, (_, child)) in children {

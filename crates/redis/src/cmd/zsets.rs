@@ -134,7 +134,7 @@ pub(super) fn write_count<E: Engine>(
     count: i64,
 ) -> CmdResult<()> {
     if count <= 0 {
-        batch.set_encoded_path(dk.to_vec(), Value::tombstone())?;
+        batch.set_encoded_path(dk, Value::tombstone())?;
     } else {
         batch.set_encoded_path(counter_path(dk), Value::new(PrimitiveValue::Int64(count)))?;
     }
