@@ -96,7 +96,8 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             db,
             init_markers,
             ht,
-            entries: engine::WriteBatch::new(),
+            // Room for a few rows' pairs, so a small batch never regrows its buffer.
+            entries: engine::WriteBatch::with_capacity_bytes(8, 512),
             reserved: None,
         }
     }
