@@ -1448,12 +1448,8 @@ impl<E: Engine> DocDb<E> {
         if deferred {
             // Before the write lands: a root it changes must not be read from the cache after.
             self.before_write(&batch, ht, false);
-            let mut pending = self.lock_pending();
-            for op in &batch {
-                if let WriteOp::Put(key, value) = op {
-                    pending.pairs.put(key, value);
-                }
-            }
+            // Puts only (checked above).
+            self.lock_pending().pairs.append(&batch);
             return Ok(());
         }
         self.write_direct(batch, ht, |batch| self.write_with_ceiling(batch, ht))?;

@@ -110,6 +110,18 @@ impl WriteBatch {
         });
     }
 
+    /// Appends every operation of `other`, in its order: one copy of its buffer.
+    pub fn append(&mut self, other: &WriteBatch) {
+        let shift = self.data.len();
+        self.data.extend_from_slice(&other.data);
+        self.records.extend(other.records.iter().map(|r| Record {
+            start: r.start + shift,
+            key_end: r.key_end + shift,
+            end: r.end + shift,
+            put: r.put,
+        }));
+    }
+
     /// Number of operations in the batch.
     pub fn len(&self) -> usize {
         self.records.len()
@@ -256,6 +268,35 @@ mod tests {
         let mut c = WriteBatch::new();
         c.put(b"keyv", b"alue");
         assert_ne!(a, c);
+        a.clear();
+        assert!(a.is_empty());
+        assert_eq!(a.iter().next(), None);
+        assert_eq!(a.approximate_size(), 0);
+    }
+
+    #[test]
+    fn append_adds_the_other_batch_after_its_own_operations() {
+        let mut a = WriteBatch::new();
+        a.put(b"a1", b"x");
+        let mut b = WriteBatch::new();
+        b.delete(b"b1");
+        b.put(b"b2", b"yz");
+        a.append(&b);
+        a.append(&WriteBatch::new());
+        let ops: Vec<WriteOp<'_>> = a.iter().collect();
+        assert_eq!(
+            ops,
+            [
+                WriteOp::Put(b"a1", b"x"),
+                WriteOp::Delete(b"b1"),
+                WriteOp::Put(b"b2", b"yz"),
+            ]
+        );
+        let mut same = WriteBatch::new();
+        same.put(b"a1", b"x");
+        same.delete(b"b1");
+        same.put(b"b2", b"yz");
+        assert_eq!(a, same);
         a.clear();
         assert!(a.is_empty());
         assert_eq!(a.iter().next(), None);
