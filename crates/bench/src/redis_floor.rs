@@ -106,7 +106,8 @@ struct Keys {
 }
 
 impl Keys {
-    /// The same sequence every time, so GET reads the keys SET wrote.
+    /// The same sequence every run. GET draws the keys that follow SET's in it, as
+    /// redis-benchmark's GET draws fresh random keys: about `n / r` of them were written.
     fn new(keyspace: u64) -> Self {
         Keys {
             rng: Rng::new(0),
