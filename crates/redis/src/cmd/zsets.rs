@@ -252,9 +252,9 @@ fn zadd_pairs<E: Engine>(
             {
                 continue;
             }
-            // The reply is the sum as computed, but -0 is stored as 0, as Redis stores it.
+            // The reply is the sum as computed; the stored score may differ (-0).
             incr_result = Some(new);
-            let new = if new == 0.0 { 0.0 } else { new };
+            let new = as_stored(new);
             match old {
                 Some(old) if old == new => {}
                 Some(old) => {
@@ -1046,6 +1046,12 @@ fn combined(sources: &[Source], weights: &[f64], aggregate: Aggregate, op: Combi
     }
 }
 
+/// A score as a sorted set keeps it: -0 becomes 0, as Redis's compact (listpack) sorted sets
+/// store it, so ZSCORE after `ZADD z -0 m` or `ZUNIONSTORE d 1 z WEIGHTS 0` says `0`.
+fn as_stored(score: f64) -> f64 {
+    if score == 0.0 { 0.0 } else { score }
+}
+
 /// ZUNION, ZINTER, ZDIFF: `numkeys key... [options]`.
 fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
     let mut r = ctx.reads(ctx.read_time());
@@ -1067,13 +1073,14 @@ fn combine_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<
         if !result.is_empty() {
             ensure_root(batch, &dst, &None, RedisType::SortedSet)?;
             for (score, member) in &result {
+                let score = as_stored(*score);
                 batch.set_encoded_path(
-                    forward_path(&dst, *score, member),
+                    forward_path(&dst, score, member),
                     Value::new(PrimitiveValue::Null),
                 )?;
                 batch.set_encoded_path(
                     reverse_path(&dst, member),
-                    Value::new(PrimitiveValue::Double(*score)),
+                    Value::new(PrimitiveValue::Double(score)),
                 )?;
             }
             write_count(batch, &dst, result.len() as i64)?;
