@@ -78,9 +78,35 @@ fn counter_path(dk: &[u8]) -> Vec<u8> {
     store::path(dk, &[KeyEntryValue::Counter])
 }
 
+/// A score as a sorted set keeps it: -0 becomes 0, as Redis's compact (listpack) sorted sets
+/// store it, so ZSCORE after `ZADD z -0 m` or `ZUNIONSTORE d 1 z WEIGHTS 0` says `0`.
+fn as_stored(score: f64) -> f64 {
+    if score == 0.0 { 0.0 } else { score }
+}
+
 /// Scores are stored as keys; -0 and 0 are one score.
 fn score_key(score: f64) -> KeyEntryValue {
-    KeyEntryValue::double(if score == 0.0 { 0.0 } else { score })
+    KeyEntryValue::double(as_stored(score))
+}
+
+/// Writes `member` at `score`: its forward record (ordered by score) and its reverse one
+/// (holding the score).
+fn put_member<E: Engine>(
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    score: f64,
+    member: &[u8],
+) -> CmdResult<()> {
+    let score = as_stored(score);
+    batch.set_encoded_path(
+        forward_path(dk, score, member),
+        Value::new(PrimitiveValue::Null),
+    )?;
+    batch.set_encoded_path(
+        reverse_path(dk, member),
+        Value::new(PrimitiveValue::Double(score)),
+    )?;
+    Ok(())
 }
 
 fn forward_path(dk: &[u8], score: f64, member: &[u8]) -> Vec<u8> {
@@ -264,14 +290,7 @@ fn zadd_pairs<E: Engine>(
                 None => added += 1,
             }
             if old != Some(new) {
-                batch.set_encoded_path(
-                    forward_path(&dk, new, &member),
-                    Value::new(PrimitiveValue::Null),
-                )?;
-                batch.set_encoded_path(
-                    reverse_path(&dk, &member),
-                    Value::new(PrimitiveValue::Double(new)),
-                )?;
+                put_member(batch, &dk, new, &member)?;
             }
             pending.insert(member, new);
         }
@@ -1046,12 +1065,6 @@ fn combined(sources: &[Source], weights: &[f64], aggregate: Aggregate, op: Combi
     }
 }
 
-/// A score as a sorted set keeps it: -0 becomes 0, as Redis's compact (listpack) sorted sets
-/// store it, so ZSCORE after `ZADD z -0 m` or `ZUNIONSTORE d 1 z WEIGHTS 0` says `0`.
-fn as_stored(score: f64) -> f64 {
-    if score == 0.0 { 0.0 } else { score }
-}
-
 /// ZUNION, ZINTER, ZDIFF: `numkeys key... [options]`.
 fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
     let mut r = ctx.reads(ctx.read_time());
@@ -1073,15 +1086,7 @@ fn combine_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<
         if !result.is_empty() {
             ensure_root(batch, &dst, &None, RedisType::SortedSet)?;
             for (score, member) in &result {
-                let score = as_stored(*score);
-                batch.set_encoded_path(
-                    forward_path(&dst, score, member),
-                    Value::new(PrimitiveValue::Null),
-                )?;
-                batch.set_encoded_path(
-                    reverse_path(&dst, member),
-                    Value::new(PrimitiveValue::Double(score)),
-                )?;
+                put_member(batch, &dst, *score, member)?;
             }
             write_count(batch, &dst, result.len() as i64)?;
         }
