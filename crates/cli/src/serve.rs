@@ -84,6 +84,10 @@ pub struct ServeArgs {
     /// RocksDB's flushes and compactions, and to clients on the same machine].
     #[arg(long, env = "DOCDB_THREADS")]
     pub threads: Option<usize>,
+    /// Run the writes of every connection on one writer thread, landing the runs waiting
+    /// together: `on` or `off` [default: off].
+    #[arg(long, env = "DOCDB_WRITER_THREAD")]
+    pub writer_thread: Option<String>,
     /// Log filter, e.g. `info` or `docdb_redis=debug` [default: info].
     #[arg(long, env = "DOCDB_LOG")]
     pub log: Option<String>,
@@ -116,6 +120,7 @@ impl ServeArgs {
             huge_pages: self.huge_pages.or(file.huge_pages),
             compaction: self.compaction.or(file.compaction),
             threads: self.threads.or(file.threads),
+            writer_thread: self.writer_thread.or(file.writer_thread),
             log: self.log.or(file.log),
         })
     }
@@ -177,6 +182,11 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         fsync,
         listen: listen.clone(),
         data_dir: data_dir.display().to_string(),
+        writer_thread: match args.writer_thread.as_deref() {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(other) => bail!("--writer-thread must be on or off, not {other:?}"),
+        },
     };
     Ok(Settings {
         data_dir,

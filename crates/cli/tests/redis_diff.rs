@@ -1069,8 +1069,18 @@ fn fail_on_mismatches(mismatches: &[String], replay: &str) {
 /// on fresh connections after a FLUSHALL, compares every key's final state, and fails with
 /// every mismatch and how to replay it.
 fn run_seeds(what: &str, resp3: bool, drive: impl Fn(&mut Pair, &mut Rng, u64, usize)) {
+    run_seeds_with(what, resp3, &[], drive);
+}
+
+/// [`run_seeds`] against a docdb started with `flags`.
+fn run_seeds_with(
+    what: &str,
+    resp3: bool,
+    flags: &[&str],
+    drive: impl Fn(&mut Pair, &mut Rng, u64, usize),
+) {
     let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
+    let docdb = docdb(flags);
     let ops = env_u64("DOCDB_DIFF_OPS").unwrap_or(2000) as usize;
     let seeds = seeds();
     eprintln!("redis_diff {what}: seeds {seeds:?}, {ops} commands each");
@@ -1168,6 +1178,15 @@ fn random_pipelines_match_redis() {
 #[test]
 fn random_pipelines_match_redis_over_resp3() {
     run_seeds("pipelines over RESP3", true, random_pipelines);
+}
+
+/// The same with `--writer-thread on`: write runs leave the connection for the writer, which
+/// lands other connections' runs with them, and the requests after a run wait for its
+/// replies.
+#[test]
+fn random_pipelines_match_redis_with_a_writer_thread() {
+    let flags = ["--writer-thread", "on", "--threads", "2"];
+    run_seeds_with("pipelines, writer thread", false, &flags, random_pipelines);
 }
 
 fn random_pipelines(pair: &mut Pair, rng: &mut Rng, now: u64, ops: usize) {

@@ -141,10 +141,23 @@ fn client(addr: std::net::SocketAddr, t: usize, seed: u64, stop: Arc<AtomicBool>
 
 #[test]
 fn fifty_clients_mixed_workload() {
+    mixed_workload(&[]);
+}
+
+/// The same with every connection's writes run by one writer thread, several connections'
+/// writes landing together (`--writer-thread on`), and two threads serving connections.
+#[test]
+fn fifty_clients_mixed_workload_with_a_writer_thread() {
+    mixed_workload(&["--writer-thread", "on", "--threads", "2"]);
+}
+
+/// Runs the load against a server started with `flags` and checks what it left.
+fn mixed_workload(flags: &[&str]) {
     let secs = env_u64("DOCDB_LOAD_SECS", 10);
     let seed = seeded_rng("DOCDB_LOAD_SEED").next_u64();
+    eprintln!("server flags {flags:?}");
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = Server::start(dir.path(), &[]);
+    let server = Server::start(dir.path(), flags);
     let addr = server.addr();
     let pid = server.pid();
     let stop = Arc::new(AtomicBool::new(false));

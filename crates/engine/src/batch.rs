@@ -182,6 +182,14 @@ impl<'a> Iterator for Iter<'a> {
         Some(self.op(r))
     }
 
+    /// Steps over `n` operations without reading them, so `skip` costs nothing per
+    /// operation skipped (a write's pending pairs are indexed from where the last read
+    /// stopped).
+    fn nth(&mut self, n: usize) -> Option<WriteOp<'a>> {
+        let r = self.records.nth(n)?;
+        Some(self.op(r))
+    }
+
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.records.size_hint()
     }

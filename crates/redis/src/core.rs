@@ -64,6 +64,8 @@ pub struct RuntimeConfig {
     pub listen: String,
     /// The data directory, for INFO and CONFIG GET.
     pub data_dir: String,
+    /// Run every connection's writes on one writer thread (read at start).
+    pub writer_thread: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -75,6 +77,7 @@ impl Default for RuntimeConfig {
             fsync: Fsync::default(),
             listen: "127.0.0.1:6379".into(),
             data_dir: "./docdb-data".into(),
+            writer_thread: false,
         }
     }
 }

@@ -8,10 +8,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use engine::Engine;
+use std::sync::mpsc as std_mpsc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::blocking::{Wait, Waiter};
@@ -35,6 +36,12 @@ pub async fn serve<E: Engine>(
     mut shutdown: watch::Receiver<bool>,
 ) -> io::Result<()> {
     let mut connections = JoinSet::new();
+    let (writer, writer_thread) = if core.config().writer_thread {
+        let (writer, thread) = start_writer(core.clone())?;
+        (Some(writer), Some(thread))
+    } else {
+        (None, None)
+    };
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -56,8 +63,9 @@ pub async fn serve<E: Engine>(
                 core.clients.fetch_add(1, Ordering::SeqCst);
                 let core = core.clone();
                 let shutdown = shutdown.clone();
+                let writer = writer.clone();
                 connections.spawn(async move {
-                    if let Err(e) = connection(&core, stream, peer, shutdown).await {
+                    if let Err(e) = connection(&core, stream, peer, shutdown, writer).await {
                         tracing::debug!(%peer, error = %e, "connection ended with an error");
                     }
                     core.clients.fetch_sub(1, Ordering::SeqCst);
@@ -79,8 +87,125 @@ pub async fn serve<E: Engine>(
     if drained.is_err() {
         tracing::warn!("connections still busy after the grace period; closing them");
         connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
+    // Every connection's handle is gone: the writer finishes its queue and stops.
+    drop(writer);
+    if let Some(thread) = writer_thread {
+        let joined = tokio::task::spawn_blocking(move || thread.join()).await;
+        if !matches!(joined, Ok(Ok(()))) {
+            tracing::error!("the writer thread ended with a panic");
+        }
     }
     Ok(())
+}
+
+/// A connection's run of writes, handed to the writer thread with the connection's session;
+/// both come back with the replies.
+struct WriteJob {
+    run: WriteRun,
+    done: oneshot::Sender<(WriteRun, Vec<Frame>)>,
+}
+
+/// A session and the requests of its run of writes.
+struct WriteRun {
+    session: Session,
+    requests: Vec<Vec<Vec<u8>>>,
+}
+
+/// Where connections queue their write runs when a writer thread runs them.
+type Writer = std_mpsc::Sender<WriteJob>;
+
+/// Write runs the writer lands together at most.
+const MAX_GROUP: usize = 64;
+
+/// Starts the thread that runs every connection's write runs (see [`write_loop`]).
+fn start_writer<E: Engine + 'static>(
+    core: Arc<Core<E>>,
+) -> io::Result<(Writer, std::thread::JoinHandle<()>)> {
+    let (writer, jobs) = std_mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("docdb-writer".into())
+        .spawn(move || write_loop(&core, &jobs))?;
+    Ok((writer, thread))
+}
+
+/// Runs queued write runs until every [`Writer`] is dropped. The runs waiting when it looks
+/// are landed as one `write_now`: one hybrid time, one engine write and one WAL record for
+/// many connections, each run reading what the earlier ones wrote; and since this thread
+/// is the only one writing then, no connection's worker waits for the writer lock.
+fn write_loop<E: Engine>(core: &Core<E>, jobs: &std_mpsc::Receiver<WriteJob>) {
+    while let Ok(first) = jobs.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            let Ok(job) = jobs.try_recv() else { break };
+            group.push(job);
+        }
+        // A panicking command drops its group's replies (those connections close), as a
+        // panic in a connection's own task would; the writer goes on.
+        let ran =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_group(core, &mut group)));
+        let Ok(replies) = ran else {
+            tracing::error!(
+                runs = group.len(),
+                "a write run panicked; closing its connections"
+            );
+            continue;
+        };
+        // Counted once the group's batch is in the log buffer (see `Core::commit_wal`).
+        let last_write = core.count_write();
+        for (mut job, replies) in group.into_iter().zip(replies) {
+            job.run.session.last_write = last_write;
+            let _ = job.done.send((job.run, replies));
+        }
+    }
+}
+
+/// Runs a group of write runs in one `write_now`; their replies, run by run.
+fn run_group<E: Engine>(core: &Core<E>, group: &mut [WriteJob]) -> Vec<Vec<Frame>> {
+    let iters = IterSlot::new();
+    let mut replies = Vec::with_capacity(group.len());
+    let written = core.store.write_together(|_| {
+        for job in group.iter_mut() {
+            let run = &mut job.run;
+            replies.push(execute_write_run(
+                core,
+                &mut run.session,
+                &run.requests,
+                &iters,
+            ));
+        }
+    });
+    match written {
+        Ok(()) => replies,
+        // Nothing of the group is stored: every request in it answers the error.
+        Err(e) => group
+            .iter()
+            .map(|job| vec![e.to_frame(); job.run.requests.len()])
+            .collect(),
+    }
+}
+
+/// Hands `requests` to the writer with the session and waits for their replies.
+async fn offload_writes(
+    writer: &Writer,
+    session: &mut Session,
+    requests: Vec<Vec<Vec<u8>>>,
+) -> io::Result<(Vec<Vec<Vec<u8>>>, Vec<Frame>)> {
+    let stand_in = Session::new(session.id, session.addr, session.push.clone());
+    let (done, replied) = oneshot::channel();
+    let run = WriteRun {
+        session: std::mem::replace(session, stand_in),
+        requests,
+    };
+    if writer.send(WriteJob { run, done }).is_err() {
+        return Err(io::Error::other("the writer thread has stopped"));
+    }
+    let (run, replies) = replied
+        .await
+        .map_err(|_| io::Error::other("a write run panicked"))?;
+    *session = run.session;
+    Ok((run.requests, replies))
 }
 
 /// Tells a client over the limit why, then closes.
@@ -108,6 +233,7 @@ async fn connection<E: Engine>(
     stream: TcpStream,
     peer: std::net::SocketAddr,
     mut shutdown: watch::Receiver<bool>,
+    write_queue: Option<Writer>,
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let (mut reader, mut writer) = stream.into_split();
@@ -136,6 +262,7 @@ async fn connection<E: Engine>(
                 input: &mut input,
                 output: &mut output,
                 pushed: &mut pushed,
+                writer: write_queue.as_ref(),
             };
             if respond(core, &mut session, io, &mut writer).await? {
                 return Ok(());
@@ -150,7 +277,12 @@ async fn connection<E: Engine>(
                 if read? == 0 {
                     return Ok(());
                 }
-                let io = Io { input: &mut input, output: &mut output, pushed: &mut pushed };
+                let io = Io {
+                    input: &mut input,
+                    output: &mut output,
+                    pushed: &mut pushed,
+                    writer: write_queue.as_ref(),
+                };
                 if respond(core, &mut session, io, &mut writer).await? {
                     return Ok(());
                 }
@@ -180,6 +312,8 @@ struct Io<'a> {
     input: &'a mut Vec<u8>,
     output: &'a mut Vec<u8>,
     pushed: &'a mut mpsc::Receiver<Frame>,
+    /// The writer thread, when write runs go there.
+    writer: Option<&'a Writer>,
 }
 
 /// Runs the requests in `input`, then sends `output` (their replies after whatever it held)
@@ -191,7 +325,21 @@ async fn respond<E: Engine>(
     writer: &mut OwnedWriteHalf,
 ) -> io::Result<bool> {
     let output = &mut *io.output;
-    let close = handle_input(core, session, io.input, output, io.pushed);
+    let close = loop {
+        let (close, run) = handle_input(core, session, io.input, output, io.pushed, io.writer);
+        let Some(writer) = io.writer.filter(|_| !run.requests.is_empty()) else {
+            break close;
+        };
+        // The requests after the run wait in `input` for its replies.
+        let (requests, replies) = offload_writes(writer, session, run.requests).await?;
+        for reply in replies {
+            reply.encode_as(session.protocol, output);
+        }
+        let iters = IterSlot::new();
+        for args in &requests {
+            serve_after(core, &iters, session, args);
+        }
+    };
     // Let the other connections with requests waiting run theirs first, as Redis's event
     // loop does: then one WAL flush covers all their writes, and the replies go out
     // together, waking the clients once rather than once per reply.
@@ -287,13 +435,17 @@ impl<E: Engine> Drop for Unblock<'_, E> {
 /// request (answered with the protocol error; nothing of it runs). A subscriber's messages
 /// already `pushed` go out before the next reply, so a message it published to itself comes
 /// before PUBLISH's reply, as in Redis.
+///
+/// With a `writer`, a run of writes is not run here: it stops at the run's end and returns
+/// it, the requests after it left in `input` for the next call.
 fn handle_input<E: Engine>(
     core: &Core<E>,
     session: &mut Session,
     input: &mut Vec<u8>,
     output: &mut Vec<u8>,
     pushed: &mut mpsc::Receiver<Frame>,
-) -> bool {
+    writer: Option<&Writer>,
+) -> (bool, Gathered) {
     let configured = core.config().limits;
     // One engine iterator for every command of this read's requests.
     let iters = IterSlot::new();
@@ -309,14 +461,27 @@ fn handle_input<E: Engine>(
         } else {
             configured
         };
-        match parse_request(&input[consumed..], &limits) {
+        let parsed = parse_request(&input[consumed..], &limits);
+        // A request that ends a run waits (unparsed: it is read again) for the writer's.
+        let run_ends = match &parsed {
+            Ok((args, _)) => !args.is_empty() && !joins_write_run(core, session, args),
+            Err(FrameError::Incomplete) => false,
+            Err(FrameError::Protocol(_)) => true,
+        };
+        if writer.is_some() && run_ends && !run.requests.is_empty() {
+            break;
+        }
+        match parsed {
             Ok((args, used)) => {
                 consumed += used;
                 if args.is_empty() {
                     continue;
                 }
-                if joins_write_run(core, session, &args) {
+                if !run_ends {
                     if run.push(args) {
+                        if writer.is_some() {
+                            break;
+                        }
                         run_writes(core, session, &mut run, &iters, output);
                     }
                     continue;
@@ -352,9 +517,11 @@ fn handle_input<E: Engine>(
             }
         }
     }
-    run_writes(core, session, &mut run, &iters, output);
+    if writer.is_none() {
+        run_writes(core, session, &mut run, &iters, output);
+    }
     input.drain(..consumed);
-    close
+    (close, run)
 }
 
 /// Writes gathered into one run at most, and their arguments' bytes: bound what a long
