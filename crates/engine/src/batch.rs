@@ -236,6 +236,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn skipping_lands_on_the_operation_after_those_skipped() {
+        let mut batch = WriteBatch::new();
+        batch.put(b"a", b"1");
+        batch.delete(b"b");
+        batch.put(b"c", b"3");
+        let rest: Vec<WriteOp<'_>> = batch.iter().skip(1).collect();
+        assert_eq!(rest, vec![WriteOp::Delete(b"b"), WriteOp::Put(b"c", b"3")]);
+        assert_eq!(batch.iter().nth(2), Some(WriteOp::Put(b"c", b"3")));
+        assert_eq!(batch.iter().nth(3), None);
+    }
+
+    #[test]
     fn operations_come_back_in_order_with_their_bytes() {
         let mut batch = WriteBatch::with_capacity_bytes(1, 4);
         batch.put(b"k1", b"v1");
