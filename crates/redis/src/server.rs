@@ -5,10 +5,10 @@
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 
 use engine::Engine;
-use std::sync::mpsc as std_mpsc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
@@ -116,8 +116,10 @@ struct WriteRun {
 /// Where connections queue their write runs when a writer thread runs them.
 type Writer = std_mpsc::Sender<WriteJob>;
 
-/// Write runs the writer lands together at most.
-const MAX_GROUP: usize = 64;
+/// Requests the writer lands together at most (the runs after it go in the next group), as
+/// a connection's own run: it bounds the batch held in memory and how long readers of the
+/// pending writes search them.
+const MAX_GROUP: usize = MAX_RUN;
 
 /// Starts the thread that runs every connection's write runs (see [`write_loop`]).
 fn start_writer<E: Engine + 'static>(
@@ -136,9 +138,11 @@ fn start_writer<E: Engine + 'static>(
 /// is the only one writing then, no connection's worker waits for the writer lock.
 fn write_loop<E: Engine>(core: &Core<E>, jobs: &std_mpsc::Receiver<WriteJob>) {
     while let Ok(first) = jobs.recv() {
+        let mut requests = first.run.requests.len();
         let mut group = vec![first];
-        while group.len() < MAX_GROUP {
+        while requests < MAX_GROUP {
             let Ok(job) = jobs.try_recv() else { break };
+            requests += job.run.requests.len();
             group.push(job);
         }
         // A panicking command drops its group's replies (those connections close), as a
