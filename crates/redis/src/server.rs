@@ -266,7 +266,7 @@ async fn connection<E: Engine>(
                 input: &mut input,
                 output: &mut output,
                 pushed: &mut pushed,
-                writer: write_queue.as_ref(),
+                write_queue: write_queue.as_ref(),
             };
             if respond(core, &mut session, io, &mut writer).await? {
                 return Ok(());
@@ -285,7 +285,7 @@ async fn connection<E: Engine>(
                     input: &mut input,
                     output: &mut output,
                     pushed: &mut pushed,
-                    writer: write_queue.as_ref(),
+                    write_queue: write_queue.as_ref(),
                 };
                 if respond(core, &mut session, io, &mut writer).await? {
                     return Ok(());
@@ -316,8 +316,8 @@ struct Io<'a> {
     input: &'a mut Vec<u8>,
     output: &'a mut Vec<u8>,
     pushed: &'a mut mpsc::Receiver<Frame>,
-    /// The writer thread, when write runs go there.
-    writer: Option<&'a Writer>,
+    /// The writer thread's queue, when write runs go there.
+    write_queue: Option<&'a Writer>,
 }
 
 /// Runs the requests in `input`, then sends `output` (their replies after whatever it held)
@@ -330,19 +330,13 @@ async fn respond<E: Engine>(
 ) -> io::Result<bool> {
     let output = &mut *io.output;
     let close = loop {
-        let (close, run) = handle_input(core, session, io.input, output, io.pushed, io.writer);
-        let Some(writer) = io.writer.filter(|_| !run.requests.is_empty()) else {
+        let (close, run) = handle_input(core, session, io.input, output, io.pushed, io.write_queue);
+        let Some(queue) = io.write_queue.filter(|_| !run.requests.is_empty()) else {
             break close;
         };
         // The requests after the run wait in `input` for its replies.
-        let (requests, replies) = offload_writes(writer, session, run.requests).await?;
-        for reply in replies {
-            reply.encode_as(session.protocol, output);
-        }
-        let iters = IterSlot::new();
-        for args in &requests {
-            serve_after(core, &iters, session, args);
-        }
+        let (requests, replies) = offload_writes(queue, session, run.requests).await?;
+        deliver_run(core, session, &requests, replies, &IterSlot::new(), output);
     };
     // Let the other connections with requests waiting run theirs first, as Redis's event
     // loop does: then one WAL flush covers all their writes, and the replies go out
@@ -440,7 +434,7 @@ impl<E: Engine> Drop for Unblock<'_, E> {
 /// already `pushed` go out before the next reply, so a message it published to itself comes
 /// before PUBLISH's reply, as in Redis.
 ///
-/// With a `writer`, a run of writes is not run here: it stops at the run's end and returns
+/// With a `write_queue`, a run of writes is not run here: it stops at the run's end and returns
 /// it, the requests after it left in `input` for the next call.
 fn handle_input<E: Engine>(
     core: &Core<E>,
@@ -448,7 +442,7 @@ fn handle_input<E: Engine>(
     input: &mut Vec<u8>,
     output: &mut Vec<u8>,
     pushed: &mut mpsc::Receiver<Frame>,
-    writer: Option<&Writer>,
+    write_queue: Option<&Writer>,
 ) -> (bool, Gathered) {
     let configured = core.config().limits;
     // One engine iterator for every command of this read's requests.
@@ -472,7 +466,7 @@ fn handle_input<E: Engine>(
             Err(FrameError::Incomplete) => false,
             Err(FrameError::Protocol(_)) => true,
         };
-        if writer.is_some() && run_ends && !run.requests.is_empty() {
+        if write_queue.is_some() && run_ends && !run.requests.is_empty() {
             break;
         }
         match parsed {
@@ -483,7 +477,7 @@ fn handle_input<E: Engine>(
                 }
                 if !run_ends {
                     if run.push(args) {
-                        if writer.is_some() {
+                        if write_queue.is_some() {
                             break;
                         }
                         run_writes(core, session, &mut run, &iters, output);
@@ -521,7 +515,7 @@ fn handle_input<E: Engine>(
             }
         }
     }
-    if writer.is_none() {
+    if write_queue.is_none() {
         run_writes(core, session, &mut run, &iters, output);
     }
     input.drain(..consumed);
@@ -562,14 +556,28 @@ fn run_writes<'c, E: Engine>(
     if gathered.requests.is_empty() {
         return;
     }
-    for reply in execute_write_run(core, session, &gathered.requests, iters) {
-        reply.encode_as(session.protocol, output);
-    }
-    for args in &gathered.requests {
-        serve_after(core, iters, session, args);
-    }
+    let replies = execute_write_run(core, session, &gathered.requests, iters);
+    deliver_run(core, session, &gathered.requests, replies, iters, output);
     gathered.requests.clear();
     gathered.bytes = 0;
+}
+
+/// Appends the replies of a run of writes, and then serves the clients blocked on keys its
+/// `requests` wrote.
+fn deliver_run<'c, E: Engine>(
+    core: &'c Core<E>,
+    session: &mut Session,
+    requests: &[Vec<Vec<u8>>],
+    replies: Vec<Frame>,
+    iters: &IterSlot<'c, E>,
+    output: &mut Vec<u8>,
+) {
+    for reply in replies {
+        reply.encode_as(session.protocol, output);
+    }
+    for args in requests {
+        serve_after(core, iters, session, args);
+    }
 }
 
 /// Serves `GET /metrics` (Prometheus text format) from `listener` until shutdown.
