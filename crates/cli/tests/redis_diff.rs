@@ -1394,6 +1394,37 @@ fn float_formatting_matches_redis() {
 
 /// RENAME of every type, then updates and reads of the renamed value (and of what the
 /// rename replaced): the moved value must behave exactly like one written in place.
+/// A STORE command whose empty result lands on a missing key writes nothing, so a WATCH
+/// on that key holds; over a live key, or with members, it fails the EXEC.
+#[test]
+fn store_commands_touch_a_watched_key_as_redis_does() {
+    let script = [
+        Run(&["WATCH", "s9", "z9"], EXACT),
+        Run(&["SUNIONSTORE", "s9", "s1", "s2"], EXACT),
+        Run(&["SINTERSTORE", "s9", "s1"], EXACT),
+        Run(&["ZUNIONSTORE", "z9", "2", "z1", "z2"], EXACT),
+        Run(&["ZDIFFSTORE", "z9", "1", "z1"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["SET", "k", "1"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["SADD", "s8", "a"], EXACT),
+        Run(&["WATCH", "s8"], EXACT),
+        Run(&["SDIFFSTORE", "s8", "nokey"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["SET", "k", "2"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["ZADD", "z1", "1", "a"], EXACT),
+        Run(&["WATCH", "z7"], EXACT),
+        Run(&["ZINTERSTORE", "z7", "1", "z1"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["SET", "k", "3"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["GET", "k"], EXACT),
+        Run(&["KEYS", "*"], Cmp::Unordered),
+    ];
+    lockstep(&script);
+}
+
 #[test]
 fn rename_then_update_matches_redis() {
     let script = [

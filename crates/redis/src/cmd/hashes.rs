@@ -5,8 +5,8 @@ use std::collections::HashSet;
 
 use docdb::reader::ChildRange;
 use docdb::{DocWriteBatch, SubDocument};
-use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
+use dockv::{HybridTime, KeyEntryValue};
 use engine::Engine;
 
 use super::keys::{ScanArgs, scan_reply};
@@ -53,6 +53,26 @@ pub(super) fn ensure_root<E: Engine>(
         && let Some(marker) = kind.marker()
     {
         batch.set_encoded_path(dk, Value::new(marker))?;
+    }
+    Ok(())
+}
+
+/// Makes `dk` ready for a STORE command's result of `kind`, which replaces whatever is
+/// there: a tombstone, then the new root when the result has members. An empty result over
+/// a missing key writes nothing, so a WATCH on that key holds, as in Redis.
+pub(super) fn replace_root<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    ht: HybridTime,
+    kind: RedisType,
+    empty: bool,
+) -> CmdResult<()> {
+    if !empty || ctx.key_info(dk, ht)?.is_some() {
+        batch.set_encoded_path(dk, Value::tombstone())?;
+    }
+    if !empty {
+        ensure_root(batch, dk, &None, kind)?;
     }
     Ok(())
 }

@@ -7,7 +7,9 @@ use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
 use engine::{Engine, Rng};
 
-use super::hashes::{ensure_root, has_member, member_path, members, remove_members, scan_members};
+use super::hashes::{
+    ensure_root, has_member, member_path, members, remove_members, replace_root, scan_members,
+};
 use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_set, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
@@ -294,14 +296,9 @@ fn set_algebra_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Algebra) -> CmdRes
     let keys: Vec<Vec<u8>> = (2..ctx.args.len()).map(|i| ctx.key(i)).collect();
     ctx.store().write(|batch, ht| {
         let result = combine(ctx, &keys, op, ht)?;
-        // A tombstone, then (newer in the batch) the new set over it.
-        batch.set_encoded_path(dst.clone(), Value::tombstone())?;
-        if !result.is_empty() {
-            ensure_root(batch, &dst, &None, RedisType::Set)?;
-            for name in &result {
-                batch
-                    .set_encoded_path(member_path(&dst, name), Value::new(PrimitiveValue::Null))?;
-            }
+        replace_root(ctx, batch, &dst, ht, RedisType::Set, result.is_empty())?;
+        for name in &result {
+            batch.set_encoded_path(member_path(&dst, name), Value::new(PrimitiveValue::Null))?;
         }
         ctx.store().forget_list_bounds(&dst);
         Ok(Frame::Integer(result.len() as i64))

@@ -9,7 +9,7 @@ use dockv::KeyEntryValue;
 use dockv::value::{PrimitiveValue, Value};
 use engine::Engine;
 
-use super::hashes::{ensure_root, scan_collection};
+use super::hashes::{ensure_root, replace_root, scan_collection};
 use super::strings::normalize_range;
 use super::{Ctx, MultiPop, READONLY, Spec, WRITE, is, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
@@ -1081,10 +1081,15 @@ fn combine_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<
     store.write(|batch, ht| {
         let mut r = ctx.reads(ht);
         let (result, _) = combine(ctx, &mut r, op, 2)?;
-        // A tombstone, then (newer in the batch) the new sorted set over it.
-        batch.set_encoded_path(dst.clone(), Value::tombstone())?;
+        replace_root(
+            ctx,
+            batch,
+            &dst,
+            ht,
+            RedisType::SortedSet,
+            result.is_empty(),
+        )?;
         if !result.is_empty() {
-            ensure_root(batch, &dst, &None, RedisType::SortedSet)?;
             for (score, member) in &result {
                 put_member(batch, &dst, *score, member)?;
             }
