@@ -1392,8 +1392,6 @@ fn float_formatting_matches_redis() {
     lockstep(&script);
 }
 
-/// RENAME of every type, then updates and reads of the renamed value (and of what the
-/// rename replaced): the moved value must behave exactly like one written in place.
 /// A STORE command whose empty result lands on a missing key writes nothing, so a WATCH
 /// on that key holds; over a live key, or with members, it fails the EXEC.
 #[test]
@@ -1425,6 +1423,8 @@ fn store_commands_touch_a_watched_key_as_redis_does() {
     lockstep(&script);
 }
 
+/// RENAME of every type, then updates and reads of the renamed value (and of what the
+/// rename replaced): the moved value must behave exactly like one written in place.
 #[test]
 fn rename_then_update_matches_redis() {
     let script = [
