@@ -175,7 +175,13 @@ fn string_op(rng: &mut Rng) -> Op {
         7 if rng.chance(30) => exact(args!["GETDEL", k]),
         7 => exact(args!["GETSET", k, v]),
         8 => exact(args!["MGET", k, key(rng, STRINGS), key(rng, STRINGS)]),
-        9 => exact(mset_args(rng)),
+        9 => {
+            let mut args = mset_args(rng);
+            if rng.chance(50) {
+                args[0] = "MSETNX".into();
+            }
+            exact(args)
+        }
         10 => exact(args!["APPEND", k, v]),
         11 => exact(args!["STRLEN", k]),
         12 => exact(args!["GETRANGE", k, *rng.pick(INDEXES), *rng.pick(INDEXES)]),
@@ -598,7 +604,11 @@ fn list_op(rng: &mut Rng) -> Op {
             v,
             *rng.pick(LIST_VALUES)
         ]),
-        2 => exact(args![*rng.pick(&["LPUSH", "RPUSH"]), k, v]),
+        2 => exact(args![
+            *rng.pick(&["LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]),
+            k,
+            v
+        ]),
         3 => exact(args![*rng.pick(&["LPOP", "RPOP"]), k]),
         4 => exact(args![
             *rng.pick(&["LPOP", "RPOP"]),
@@ -1420,6 +1430,82 @@ fn store_commands_touch_a_watched_key_as_redis_does() {
         Run(&["GET", "k"], EXACT),
         Run(&["KEYS", "*"], Cmp::Unordered),
     ];
+    lockstep(&script);
+}
+
+/// Writes that change nothing leave a WATCH standing in Redis (it signals only keys a command
+/// modified); each case here WATCHes a key, runs a command that leaves it as it was, and
+/// EXECs: docdb must run the EXEC exactly when Redis does.
+#[test]
+fn no_op_writes_keep_a_watch_as_redis_does() {
+    let setup: &[&'static [&'static str]] = &[
+        &["SADD", "s1", "a", "b"],
+        &["SADD", "s2", "a"],
+        &["ZADD", "z1", "1", "a"],
+        &["HSET", "h1", "f", "v"],
+        &["RPUSH", "l1", "a", "b"],
+        &["SET", "str", "hello"],
+    ];
+    // (the WATCH, the command that leaves its keys as they were)
+    let cases: &[(&'static [&'static str], &'static [&'static str])] = &[
+        (&["WATCH", "s2"], &["SMOVE", "s1", "s2", "a"]),
+        (&["WATCH", "s1"], &["SMOVE", "s1", "s1", "b"]),
+        (&["WATCH", "s2"], &["SADD", "s2", "a"]),
+        (&["WATCH", "s2"], &["SREM", "s2", "zz"]),
+        (&["WATCH", "z1"], &["ZADD", "z1", "1", "a"]),
+        (&["WATCH", "z1"], &["ZINCRBY", "z1", "0", "a"]),
+        (&["WATCH", "z1"], &["ZREM", "z1", "zz"]),
+        (&["WATCH", "z1"], &["ZREMRANGEBYSCORE", "z1", "5", "9"]),
+        (&["WATCH", "h1"], &["HSETNX", "h1", "f", "x"]),
+        (&["WATCH", "h1"], &["HDEL", "h1", "zz"]),
+        (&["WATCH", "l1"], &["LREM", "l1", "0", "zz"]),
+        (&["WATCH", "str"], &["SETRANGE", "str", "0", ""]),
+        (&["WATCH", "str"], &["SETNX", "str", "x"]),
+        (&["WATCH", "str"], &["PERSIST", "str"]),
+        (&["WATCH", "str"], &["RENAME", "str", "str"]),
+        (&["WATCH", "nokey"], &["EXPIRE", "nokey", "10"]),
+        (&["WATCH", "nokey"], &["DEL", "nokey"]),
+        (&["WATCH", "nokey"], &["LPUSHX", "nokey", "a"]),
+        (&["WATCH", "nokey"], &["SPOP", "nokey"]),
+        (&["WATCH", "nokey"], &["RPUSHX", "nokey", "a"]),
+        (&["WATCH", "str"], &["GETEX", "str", "PERSIST"]),
+        (&["WATCH", "z1"], &["ZADD", "z1", "XX", "2", "zz"]),
+        (&["WATCH", "z1"], &["ZADD", "z1", "NX", "5", "a"]),
+        (&["WATCH", "l1"], &["LINSERT", "l1", "BEFORE", "zz", "x"]),
+        (
+            &["WATCH", "l1", "nokey"],
+            &["LMOVE", "nokey", "l1", "LEFT", "LEFT"],
+        ),
+        (&["WATCH", "s2", "nokey"], &["SMOVE", "nokey", "s2", "a"]),
+        (&["WATCH", "h1"], &["HSETNX", "h1", "f", "v"]),
+        (&["WATCH", "s1"], &["SPOP", "s1", "0"]),
+        (&["WATCH", "l1"], &["LPOP", "l1", "0"]),
+        (&["WATCH", "z1"], &["ZPOPMIN", "z1", "0"]),
+        (&["WATCH", "z1"], &["ZREMRANGEBYRANK", "z1", "5", "9"]),
+        (&["WATCH", "str"], &["SET", "str", "v", "NX"]),
+        (&["WATCH", "nokey"], &["SET", "nokey", "v", "XX"]),
+        (&["WATCH", "nokey"], &["GETDEL", "nokey"]),
+        (&["WATCH", "str"], &["EXPIRE", "str", "100", "XX"]),
+        (&["WATCH", "nokey"], &["MSETNX", "str", "x", "nokey", "y"]),
+        // Redis counts these as modifications though the value stays the same.
+        (&["WATCH", "l1"], &["LTRIM", "l1", "0", "-1"]),
+        (&["WATCH", "str"], &["APPEND", "str", ""]),
+        (&["WATCH", "str"], &["SETRANGE", "str", "0", "h"]),
+        (&["WATCH", "h1"], &["HSET", "h1", "f", "v"]),
+        (&["WATCH", "l1"], &["LSET", "l1", "0", "a"]),
+        (&["WATCH", "z1"], &["ZINCRBY", "z1", "1", "a"]),
+        (&["WATCH", "runs"], &["INCRBY", "runs", "0"]),
+        (&["WATCH", "nokey"], &["FLUSHDB"]),
+    ];
+    let mut script: Vec<Step> = setup.iter().map(|c| Run(c, EXACT)).collect();
+    for (watch, command) in cases {
+        script.push(Run(watch, EXACT));
+        script.push(Run(command, EXACT));
+        script.push(Run(&["MULTI"], EXACT));
+        script.push(Run(&["INCR", "runs"], EXACT));
+        script.push(Run(&["EXEC"], EXACT));
+    }
+    script.push(Run(&["GET", "runs"], EXACT));
     lockstep(&script);
 }
 

@@ -23,6 +23,12 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
         spec("lpush", -3, WRITE, 1, lpush),
         spec("rpush", -3, WRITE, 1, rpush),
+        spec("lpushx", -3, WRITE, 1, |c| {
+            push(c, Push::Front, Target::Existing)
+        }),
+        spec("rpushx", -3, WRITE, 1, |c| {
+            push(c, Push::Back, Target::Existing)
+        }),
         spec("lpop", -2, WRITE, 1, lpop),
         spec("rpop", -2, WRITE, 1, rpop),
         spec("llen", 2, READONLY, 1, llen),
@@ -50,7 +56,23 @@ fn length<E: Engine>(r: &mut Reads<'_, '_, E>, dk: &[u8]) -> CmdResult<i64> {
     })
 }
 
-fn push<E: Engine>(ctx: &mut Ctx<'_, '_, E>, front: bool) -> CmdResult<Frame> {
+/// Which end of a list a push adds to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Push {
+    Front,
+    Back,
+}
+
+/// Which lists a push adds to: any (making a missing one), or only one that exists (the
+/// `X` variants, which answer 0 for a missing key and write nothing).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Any,
+    Existing,
+}
+
+fn push<E: Engine>(ctx: &mut Ctx<'_, '_, E>, end: Push, target: Target) -> CmdResult<Frame> {
+    let front = end == Push::Front;
     let dk = ctx.key(1);
     let store = ctx.store();
     let mut values: Vec<PrimitiveValue> = ctx.args[2..]
@@ -66,6 +88,7 @@ fn push<E: Engine>(ctx: &mut Ctx<'_, '_, E>, front: bool) -> CmdResult<Frame> {
         let info = r.typed(&dk, RedisType::List)?;
         let len = match &info {
             Some(_) => length(&mut r, &dk)?,
+            None if target == Target::Existing => return Ok(Frame::Integer(0)),
             None => 0,
         };
         ensure_root(batch, &dk, &info, RedisType::List)?;
@@ -82,11 +105,11 @@ fn push<E: Engine>(ctx: &mut Ctx<'_, '_, E>, front: bool) -> CmdResult<Frame> {
 }
 
 fn lpush<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    push(ctx, true)
+    push(ctx, Push::Front, Target::Any)
 }
 
 fn rpush<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    push(ctx, false)
+    push(ctx, Push::Back, Target::Any)
 }
 
 /// The element range between index bounds (inclusive), as child subkey bounds.

@@ -162,8 +162,12 @@ fn smove<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         if src != dst {
             remove_members(&mut r, batch, &src, std::slice::from_ref(&member))?;
-            ensure_root(batch, &dst, &dst_info, RedisType::Set)?;
-            batch.set_encoded_path(member_path(&dst, &member), Value::new(PrimitiveValue::Null))?;
+            // As in Redis, a member dst already has leaves dst untouched (a WATCH holds).
+            if dst_info.is_none() || !has_member(&mut r, &dst, &member)? {
+                ensure_root(batch, &dst, &dst_info, RedisType::Set)?;
+                let null = Value::new(PrimitiveValue::Null);
+                batch.set_encoded_path(member_path(&dst, &member), null)?;
+            }
         }
         Ok(Frame::Integer(1))
     })

@@ -25,6 +25,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("getex", -2, WRITE, 1, getex),
         spec("mget", -2, READONLY, 1, mget),
         spec("mset", -3, WRITE, 1, mset),
+        spec("msetnx", -3, WRITE, 1, msetnx),
         spec("append", 3, WRITE, 1, append),
         spec("strlen", 2, READONLY, 1, strlen),
         spec("getrange", 4, READONLY, 1, getrange),
@@ -363,6 +364,28 @@ fn mset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                 .map(|(dk, value)| (dk, string_value(value, None))),
         );
         Ok(ok())
+    })
+}
+
+/// MSETNX: sets every key, or none if any of them exists (of any type); 1 or 0.
+fn msetnx<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if ctx.args.len().is_multiple_of(2) {
+        return Err(super::wrong_arity("msetnx"));
+    }
+    let keys: Vec<(Vec<u8>, Vec<u8>)> = (1..ctx.args.len())
+        .step_by(2)
+        .map(|i| (ctx.key(i), ctx.arg(i + 1).to_vec()))
+        .collect();
+    ctx.store().write(|batch, ht| {
+        for (dk, _) in &keys {
+            if ctx.key_info(dk, ht)?.is_some() {
+                return Ok(Frame::Integer(0));
+            }
+        }
+        for (dk, value) in keys {
+            batch.set_encoded_path(dk, string_value(value, None))?;
+        }
+        Ok(Frame::Integer(1))
     })
 }
 
