@@ -270,7 +270,12 @@ fn key_op(rng: &mut Rng, now: u64) -> Op {
             k
         ]),
         2 => exact(args!["TYPE", k]),
-        3 => exact(args!["RENAME", k, key(rng, ALL_KEYS)]),
+        3 => match rng.below(4) {
+            0 => exact(args!["RENAMENX", k, key(rng, ALL_KEYS)]),
+            1 => exact(args!["COPY", k, key(rng, ALL_KEYS), "REPLACE"]),
+            2 => exact(args!["COPY", k, key(rng, ALL_KEYS)]),
+            _ => exact(args!["RENAME", k, key(rng, ALL_KEYS)]),
+        },
         4 => Op::new(args!["KEYS", *rng.pick(PATTERNS)], Cmp::Unordered),
         5 => exact(args!["DBSIZE"]),
         6 => exact(args![
@@ -1478,6 +1483,9 @@ fn no_op_writes_keep_a_watch_as_redis_does() {
         ),
         (&["WATCH", "s2", "nokey"], &["SMOVE", "nokey", "s2", "a"]),
         (&["WATCH", "h1"], &["HSETNX", "h1", "f", "v"]),
+        (&["WATCH", "h1"], &["RENAMENX", "str", "h1"]),
+        (&["WATCH", "h1"], &["COPY", "str", "h1"]),
+        (&["WATCH", "str"], &["RENAMENX", "str", "str"]),
         (&["WATCH", "s1"], &["SPOP", "s1", "0"]),
         (&["WATCH", "l1"], &["LPOP", "l1", "0"]),
         (&["WATCH", "z1"], &["ZPOPMIN", "z1", "0"]),
@@ -1506,6 +1514,66 @@ fn no_op_writes_keep_a_watch_as_redis_does() {
         script.push(Run(&["EXEC"], EXACT));
     }
     script.push(Run(&["GET", "runs"], EXACT));
+    lockstep(&script);
+}
+
+/// RENAMENX, COPY and MOVE of every type, with and without a live destination, across
+/// databases, keeping TTLs; SUBSTR; RANDOMKEY where only one key can come out.
+#[test]
+fn copy_move_and_renamenx_match_redis() {
+    let within = Cmp::Within(2);
+    let script = [
+        Run(&["RANDOMKEY"], EXACT),
+        Run(&["SET", "s", "hello", "EX", "100"], EXACT),
+        Run(&["RANDOMKEY"], EXACT),
+        Run(&["SUBSTR", "s", "1", "-2"], EXACT),
+        Run(&["HSET", "h", "f", "v", "g", "w"], EXACT),
+        Run(&["RPUSH", "l", "a", "b", "c"], EXACT),
+        Run(&["ZADD", "z", "1", "a", "2", "b"], EXACT),
+        Run(&["SADD", "set", "x", "y"], EXACT),
+        Run(&["RENAMENX", "s", "h"], EXACT),
+        Run(&["RENAMENX", "s", "s"], EXACT),
+        Run(&["RENAMENX", "nokey", "x"], EXACT),
+        Run(&["RENAMENX", "s", "s2"], EXACT),
+        Run(&["GET", "s2"], EXACT),
+        Run(&["TTL", "s2"], within),
+        Run(&["EXISTS", "s"], EXACT),
+        Run(&["COPY", "s2", "s2"], EXACT),
+        Run(&["COPY", "nokey", "x"], EXACT),
+        Run(&["COPY", "h", "l"], EXACT),
+        Run(&["COPY", "h", "h2"], EXACT),
+        Run(&["HGETALL", "h2"], Cmp::Pairs),
+        Run(&["HSET", "h2", "f", "changed"], EXACT),
+        Run(&["HGET", "h", "f"], EXACT),
+        Run(&["COPY", "l", "h", "REPLACE"], EXACT),
+        Run(&["LRANGE", "h", "0", "-1"], EXACT),
+        Run(&["RPUSH", "h", "d"], EXACT),
+        Run(&["LRANGE", "l", "0", "-1"], EXACT),
+        Run(&["COPY", "z", "z2", "BOGUS"], EXACT),
+        Run(&["COPY", "z", "z2", "DB", "1"], EXACT),
+        Run(&["COPY", "s2", "s3", "DB", "99"], EXACT),
+        Run(&["MOVE", "set", "0"], EXACT),
+        Run(&["MOVE", "set", "99"], EXACT),
+        Run(&["MOVE", "nokey", "1"], EXACT),
+        Run(&["MOVE", "set", "1"], EXACT),
+        Run(&["MOVE", "s2", "1"], EXACT),
+        Run(&["EXISTS", "set", "s2"], EXACT),
+        Run(&["SELECT", "1"], EXACT),
+        Run(&["ZRANGE", "z2", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["SMEMBERS", "set"], Cmp::Unordered),
+        Run(&["TTL", "s2"], within),
+        Run(&["SET", "back", "1"], EXACT),
+        Run(&["MOVE", "back", "0"], EXACT),
+        Run(&["SELECT", "0"], EXACT),
+        Run(&["SET", "back", "2"], EXACT),
+        Run(&["SELECT", "1"], EXACT),
+        Run(&["SET", "back", "3"], EXACT),
+        Run(&["MOVE", "back", "0"], EXACT),
+        Run(&["GET", "back"], EXACT),
+        Run(&["SELECT", "0"], EXACT),
+        Run(&["GET", "back"], EXACT),
+        Run(&["KEYS", "*"], Cmp::Unordered),
+    ];
     lockstep(&script);
 }
 

@@ -718,3 +718,29 @@ fn linsert_keeps_order_on_either_side() {
     assert_eq!(f.run("LPOP l"), bulk("first"));
     assert_eq!(f.run("RPOP l"), bulk("last"));
 }
+
+/// TIME answers the server's clock: Unix seconds and the microseconds within them.
+#[test]
+fn time_is_the_servers_clock() {
+    let mut f = Fixture::new();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let Frame::Array(parts) = f.run("TIME") else {
+        panic!("TIME replies with an array");
+    };
+    let numbers: Vec<u64> = parts
+        .iter()
+        .map(|part| match part {
+            Frame::Bulk(text) => String::from_utf8_lossy(text).parse().expect("a number"),
+            other => panic!("TIME's parts are bulk strings, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(numbers.len(), 2);
+    assert!(
+        numbers[0] >= before && numbers[0] <= before + 5,
+        "{numbers:?} vs {before}"
+    );
+    assert!(numbers[1] < 1_000_000, "{numbers:?}");
+}

@@ -32,6 +32,10 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("pexpiretime", 2, READONLY, 1, |c| expire_time(c, 1)),
         spec("persist", 2, WRITE, 1, persist),
         spec("rename", 3, WRITE, 1, rename),
+        spec("renamenx", 3, WRITE, 1, renamenx),
+        spec("copy", -3, WRITE, 1, copy),
+        spec("move", 3, WRITE, 1, move_key),
+        spec("randomkey", 1, READONLY, 0, randomkey),
         spec("keys", 2, READONLY, 0, keys),
         spec("scan", -2, READONLY, 0, scan),
         spec("dbsize", 1, READONLY, 0, dbsize),
@@ -234,23 +238,135 @@ fn persist<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 fn rename<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let (src, dst) = (ctx.key(1), ctx.key(2));
+    match transfer(ctx, &src, &dst, Transfer::RENAME)? {
+        Some(_) => Ok(ok()),
+        None => Err(CmdError::err("no such key")),
+    }
+}
+
+/// RENAMENX: 1 if renamed, 0 if the destination exists (or is the source).
+fn renamenx<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (src, dst) = (ctx.key(1), ctx.key(2));
+    let mode = Transfer {
+        replace: false,
+        ..Transfer::RENAME
+    };
+    match transfer(ctx, &src, &dst, mode)? {
+        Some(done) => Ok(Frame::Integer(i64::from(done && src != dst))),
+        None => Err(CmdError::err("no such key")),
+    }
+}
+
+/// COPY src dst [DB db] [REPLACE]: 1 if copied, 0 if the source is missing or the
+/// destination exists without REPLACE.
+fn copy<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut db = ctx.db();
+    let mut replace = false;
+    let mut i = 3;
+    while i < ctx.args.len() {
+        if is(ctx.arg(i), "replace") {
+            replace = true;
+            i += 1;
+        } else if is(ctx.arg(i), "db") && i + 1 < ctx.args.len() {
+            db = db_arg(ctx, ctx.arg(i + 1))?;
+            i += 2;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let (src, dst) = (ctx.key(1), ctx.store().doc_key(db, ctx.arg(2)));
+    if src == dst {
+        return Err(CmdError::err("source and destination objects are the same"));
+    }
+    let mode = Transfer {
+        replace,
+        remove_source: false,
+    };
+    let copied = transfer(ctx, &src, &dst, mode)?;
+    Ok(Frame::Integer(i64::from(copied == Some(true))))
+}
+
+/// MOVE key db: 1 if moved, 0 if the key is missing or already exists in `db`.
+fn move_key<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let db = db_arg(ctx, ctx.arg(2))?;
+    if db == ctx.db() {
+        return Err(CmdError::err("source and destination objects are the same"));
+    }
+    let (src, dst) = (ctx.key(1), ctx.store().doc_key(db, ctx.arg(1)));
+    let mode = Transfer {
+        replace: false,
+        ..Transfer::RENAME
+    };
+    let moved = transfer(ctx, &src, &dst, mode)?;
+    Ok(Frame::Integer(i64::from(moved == Some(true))))
+}
+
+/// What [`transfer`] does about a live destination and the source.
+#[derive(Clone, Copy)]
+struct Transfer {
+    /// Overwrite a live destination (otherwise leave it, and the source, as they are).
+    replace: bool,
+    /// Delete the source once copied (RENAME, MOVE).
+    remove_source: bool,
+}
+
+impl Transfer {
+    const RENAME: Transfer = Transfer {
+        replace: true,
+        remove_source: true,
+    };
+}
+
+/// Copies the live key at `src` to the document key `dst` (in any database) with the TTL it
+/// has left: `None` if `src` is missing, `Some(false)` if `dst` is live and not replaced,
+/// `Some(true)` once copied. A key moved onto itself stays as it is.
+fn transfer<E: Engine>(
+    ctx: &mut Ctx<'_, '_, E>,
+    src: &[u8],
+    dst: &[u8],
+    mode: Transfer,
+) -> CmdResult<Option<bool>> {
     ctx.store().write(|batch, ht| {
-        let Some(info) = ctx.key_info(&src, ht)? else {
-            return Err(CmdError::err("no such key"));
+        let Some(info) = ctx.key_info(src, ht)? else {
+            return Ok(None);
         };
         if src == dst {
-            return Ok(ok());
+            return Ok(Some(mode.replace));
+        }
+        if !mode.replace && ctx.key_info(dst, ht)?.is_some() {
+            return Ok(Some(false));
         }
         let doc = ctx
             .reads(ht)
-            .document(&src)?
+            .document(src)?
             .ok_or_else(|| CmdError::err("no such key"))?;
-        copy_document(batch, &dst, &doc, &info, ht)?;
-        batch.set_encoded_path(src.clone(), Value::tombstone())?;
-        ctx.store().forget_list_bounds(&src);
-        ctx.store().forget_list_bounds(&dst);
-        Ok(ok())
+        copy_document(batch, dst, &doc, &info, ht)?;
+        if mode.remove_source {
+            batch.set_encoded_path(src, Value::tombstone())?;
+            ctx.store().forget_list_bounds(src);
+        }
+        ctx.store().forget_list_bounds(dst);
+        Ok(Some(true))
     })
+}
+
+/// RANDOMKEY: the first live key from a random hash slot on (wrapping around), or nil.
+fn randomkey<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mut rng = engine::Rng::new(ctx.read_time().0 ^ ctx.session.id.rotate_left(32));
+    let slot = rng.below(u64::from(dockv::hash::REDIS_CLUSTER_SLOTS)) as u16;
+    let starts = [Some(slot_start::<E>(ctx.db(), slot)), None];
+    for start in starts {
+        let mut found = None;
+        ctx.store()
+            .scan_keys(ctx.db(), start.as_deref(), ctx.read_time(), |_, name, _| {
+                found = Some(name);
+                false
+            })?;
+        if let Some(name) = found {
+            return Ok(Frame::Bulk(name));
+        }
+    }
+    Ok(Frame::Null)
 }
 
 /// Writes `doc` (the live document of `info`) at `dst`, replacing what is there, with the
@@ -335,13 +451,7 @@ fn scan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         return Ok(scan_reply(0, Vec::new()));
     }
     let slot = cursor as u16;
-    let (lower, _) = store::Store::<E>::db_bounds(ctx.db());
-    let mut start = lower;
-    if ctx.db() == 0 {
-        start.truncate(0);
-    }
-    start.push(KeyEntryType::UInt16Hash.as_u8());
-    start.extend_from_slice(&slot.to_be_bytes());
+    let start = slot_start::<E>(ctx.db(), slot);
     let mut names = Vec::new();
     let mut found = 0;
     let mut next = 0u64;
@@ -466,15 +576,32 @@ fn flushall<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(ok())
 }
 
-fn select<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
-    let Some(id) = ctx.store().db_id(&name) else {
-        return Err(if name.parse::<i64>().is_ok() {
+/// The first engine key of hash slot `slot` in database `db`.
+fn slot_start<E: Engine>(db: DbId, slot: u16) -> Vec<u8> {
+    let mut start = match db {
+        0 => Vec::new(),
+        _ => store::Store::<E>::db_bounds(db).0,
+    };
+    start.push(KeyEntryType::UInt16Hash.as_u8());
+    start.extend_from_slice(&slot.to_be_bytes());
+    start
+}
+
+/// The database a SELECT, MOVE or COPY argument names: a number or a CREATEDB name.
+fn db_arg<E: Engine>(ctx: &Ctx<'_, '_, E>, arg: &[u8]) -> CmdResult<DbId> {
+    let name = String::from_utf8_lossy(arg);
+    ctx.store().db_id(&name).ok_or_else(|| {
+        if name.parse::<i64>().is_ok() {
             CmdError::err("DB index is out of range")
         } else {
             CmdError::err(format!("no database named '{name}' (CREATEDB makes one)"))
-        });
-    };
+        }
+    })
+}
+
+fn select<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let id = db_arg(ctx, ctx.arg(1))?;
+    let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
     ctx.session.db = id;
     ctx.session.db_name = name;
     ctx.core.registry.update(ctx.session);

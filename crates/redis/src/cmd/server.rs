@@ -26,6 +26,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
         spec("ping", -1, PUBSUB, 0, ping),
         spec("echo", 2, 0, 0, echo),
+        spec("time", 1, 0, 0, time),
         spec("quit", -1, NO_AUTH | PUBSUB | TXN, 0, quit),
         spec("auth", -2, NO_AUTH, 0, auth),
         spec("hello", -1, NO_AUTH, 0, hello),
@@ -54,6 +55,17 @@ fn ping<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         return Ok(bulk_array([b"pong".to_vec(), message.unwrap_or_default()]));
     }
     Ok(message.map_or_else(|| Frame::Simple("PONG".into()), Frame::Bulk))
+}
+
+/// TIME: the server's clock as Unix seconds and microseconds.
+fn time<E: Engine>(_ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Ok(bulk_array([
+        now.as_secs().to_string().into_bytes(),
+        now.subsec_micros().to_string().into_bytes(),
+    ]))
 }
 
 fn echo<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

@@ -29,6 +29,8 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("append", 3, WRITE, 1, append),
         spec("strlen", 2, READONLY, 1, strlen),
         spec("getrange", 4, READONLY, 1, getrange),
+        // Redis keeps SUBSTR as GETRANGE's old name.
+        spec("substr", 4, READONLY, 1, getrange),
         spec("setrange", 4, WRITE, 1, setrange),
         spec("incr", 2, WRITE, 1, incr),
         spec("decr", 2, WRITE, 1, decr),
