@@ -5,7 +5,8 @@
 //! Sequences use a small key universe so that types collide and the WRONGTYPE paths run.
 //! `DOCDB_DIFF_SEED` replays one seed; `DOCDB_DIFF_OPS` sets the commands per seed (default
 //! 2000). A failure lists the seed, the step index, the command, both replies and the
-//! commands just before it.
+//! commands just before it; `DOCDB_DIFF_TRACE=<key>` also prints, to stderr, every command
+//! naming that key (and every FLUSH) with both replies, to follow a key's history.
 
 mod common_redis;
 
@@ -816,6 +817,17 @@ impl Pair {
         } else {
             equivalent(op.cmp, &r, &d)
         };
+        if let Ok(key) = std::env::var("DOCDB_DIFF_TRACE") {
+            if op.args.iter().any(|a| *a == key || a.starts_with("FLUSH")) {
+                eprintln!(
+                    "trace [{}] {} -> redis {} | docdb {}",
+                    step_label(step),
+                    op.text(),
+                    render(&r),
+                    render(&d)
+                );
+            }
+        }
         self.judge(step, op, same, &r, &d);
         r
     }

@@ -75,7 +75,9 @@ impl LongDouble {
         }
         let exp10 = exp10
             .checked_sub(frac_part.len() as i64)
-            .filter(|e| e.abs() <= MAX_DECIMAL_EXP)
+            // `unsigned_abs`: `abs` of i64::MIN (an exponent of -9223372036854775808)
+            // overflows, and wrapped it would pass as in range.
+            .filter(|e| e.unsigned_abs() <= MAX_DECIMAL_EXP.unsigned_abs())
             .ok_or(Invalid::NotANumber)?;
         let result = if exp10 >= 0 {
             round(negative, value * pow10(exp10 as u32), 0, false)
@@ -246,7 +248,17 @@ mod tests {
     #[test]
     fn parsing_rejects_what_redis_rejects() {
         for bad in [
-            "", "abc", "1.2.3", "nan", "1e", "--1", "1e99999", "1e-99999", " 1",
+            "",
+            "abc",
+            "1.2.3",
+            "nan",
+            "1e",
+            "--1",
+            "1e99999",
+            "1e-99999",
+            " 1",
+            "-1e-9223372036854775808",
+            "1e9223372036854775807",
         ] {
             assert!(LongDouble::parse(bad.as_bytes()).is_err(), "{bad:?}");
         }
