@@ -817,16 +817,16 @@ impl Pair {
         } else {
             equivalent(op.cmp, &r, &d)
         };
-        if let Ok(key) = std::env::var("DOCDB_DIFF_TRACE") {
-            if op.args.iter().any(|a| *a == key || a.starts_with("FLUSH")) {
-                eprintln!(
-                    "trace [{}] {} -> redis {} | docdb {}",
-                    step_label(step),
-                    op.text(),
-                    render(&r),
-                    render(&d)
-                );
-            }
+        let trace = std::env::var("DOCDB_DIFF_TRACE").ok();
+        if let Some(key) =
+            trace.filter(|k| op.args.iter().any(|a| a == k || a.starts_with("FLUSH")))
+        {
+            let (label, text) = (step_label(step), op.text());
+            eprintln!(
+                "trace [{label}] {text} -> redis {} | docdb {}",
+                render(&r),
+                render(&d)
+            );
         }
         self.judge(step, op, same, &r, &d);
         r
