@@ -6,7 +6,8 @@
 //! `DOCDB_DIFF_SEED` replays one seed; `DOCDB_DIFF_OPS` sets the commands per seed (default
 //! 2000). A failure lists the seed, the step index, the command, both replies and the
 //! commands just before it; `DOCDB_DIFF_TRACE=<key>` also prints, to stderr, every command
-//! naming that key (and every FLUSH) with both replies, to follow a key's history.
+//! naming that key (and every FLUSH) with both replies, to follow a key's history (a passing
+//! test shows it with `-- --nocapture`).
 
 mod common_redis;
 
@@ -818,9 +819,8 @@ impl Pair {
             equivalent(op.cmp, &r, &d)
         };
         let trace = std::env::var("DOCDB_DIFF_TRACE").ok();
-        if let Some(key) =
-            trace.filter(|k| op.args.iter().any(|a| a == k || a.starts_with("FLUSH")))
-        {
+        let named = |k: &String| op.args.iter().any(|a| a == k || a.starts_with("FLUSH"));
+        if trace.as_ref().is_some_and(named) {
             let (label, text) = (step_label(step), op.text());
             eprintln!(
                 "trace [{label}] {text} -> redis {} | docdb {}",
