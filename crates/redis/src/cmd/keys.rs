@@ -252,7 +252,7 @@ fn renamenx<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         ..Transfer::RENAME
     };
     match transfer(ctx, &src, &dst, mode)? {
-        Some(done) => Ok(Frame::Integer(i64::from(done && src != dst))),
+        Some(renamed) => Ok(Frame::Integer(i64::from(renamed))),
         None => Err(CmdError::err("no such key")),
     }
 }

@@ -352,14 +352,22 @@ fn mget<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(Frame::Array(values))
 }
 
-fn mset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+/// The `key value ...` arguments of MSET and MSETNX, keys as document keys.
+fn key_value_args<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    command: &str,
+) -> CmdResult<Vec<(Vec<u8>, Vec<u8>)>> {
     if ctx.args.len().is_multiple_of(2) {
-        return Err(super::wrong_arity("mset"));
+        return Err(super::wrong_arity(command));
     }
-    let keys: Vec<(Vec<u8>, Vec<u8>)> = (1..ctx.args.len())
+    Ok((1..ctx.args.len())
         .step_by(2)
         .map(|i| (ctx.key(i), ctx.arg(i + 1).to_vec()))
-        .collect();
+        .collect())
+}
+
+fn mset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let keys = key_value_args(ctx, "mset")?;
     ctx.write_blind(|_, pairs| {
         pairs.extend(
             keys.into_iter()
@@ -371,13 +379,7 @@ fn mset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 /// MSETNX: sets every key, or none if any of them exists (of any type); 1 or 0.
 fn msetnx<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    if ctx.args.len().is_multiple_of(2) {
-        return Err(super::wrong_arity("msetnx"));
-    }
-    let keys: Vec<(Vec<u8>, Vec<u8>)> = (1..ctx.args.len())
-        .step_by(2)
-        .map(|i| (ctx.key(i), ctx.arg(i + 1).to_vec()))
-        .collect();
+    let keys = key_value_args(ctx, "msetnx")?;
     ctx.store().write(|batch, ht| {
         for (dk, _) in &keys {
             if ctx.key_info(dk, ht)?.is_some() {
