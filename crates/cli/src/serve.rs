@@ -16,7 +16,6 @@ use engine::CompactionFilterFactory;
 use engine_rocks::{CompactionStyle, PrefixExtractor, RocksConfig, RocksEngine};
 use serde::Deserialize;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 
 /// Settings of `docdb serve` (each also `DOCDB_<NAME>` in the environment, or `name` in the
 /// TOML file given with `--config`).
@@ -274,7 +273,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     };
     let store = open_store(&settings)?;
     let core = Arc::new(Core::new(store, settings.runtime.clone()));
-    let (stop, stopped) = watch::channel(false);
+    let stopped = core.stop_signal();
     if let Some(metrics) = metrics {
         tracing::info!(addr = %metrics.local_addr()?, "metrics at /metrics");
         tokio::spawn(docdb_redis::server::serve_metrics(
@@ -287,14 +286,14 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         core.clone(),
         stopped.clone(),
     ));
-    tokio::spawn(wait_for_signal(stop));
+    tokio::spawn(wait_for_signal(core.clone()));
     tracing::info!(
         addr = %listener.local_addr()?,
         data_dir = %settings.data_dir.display(),
         fsync = settings.runtime.fsync.name(),
         "docdb ready to accept connections"
     );
-    docdb_redis::server::serve(core.clone(), listener, stopped).await?;
+    docdb_redis::server::serve(core.clone(), listener).await?;
     finish(&core.store, &settings.data_dir)
 }
 
@@ -309,7 +308,7 @@ fn finish(store: &Store<RocksEngine>, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn wait_for_signal(stop: watch::Sender<bool>) {
+async fn wait_for_signal(core: Arc<Core<RocksEngine>>) {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
         Ok(term) => term,
         Err(e) => {
@@ -321,5 +320,5 @@ async fn wait_for_signal(stop: watch::Sender<bool>) {
         _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received"),
         _ = term.recv() => tracing::info!("SIGTERM received"),
     }
-    let _ = stop.send(true);
+    core.request_stop();
 }

@@ -121,3 +121,54 @@ fn stdout_error_line(out: &Output) -> String {
     assert!(line.starts_with("error: "), "{line}");
     format!("{line}\n")
 }
+
+/// `docdb shell --data-dir` keeps the runs of deleted documents its scans found: the next
+/// shell over the directory skips the run with one seek instead of stepping over every
+/// deleted document again.
+#[test]
+fn shell_keeps_its_runs_of_deleted_documents_for_the_next_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let data = data.to_str().expect("utf-8 path");
+    let mut script = String::new();
+    for i in 0..12 {
+        script += &format!("write @1000 set SubDocKey(DocKey([], [{i}]), [\"c\"]) = \"v{i}\"\n");
+    }
+    // Documents 1..=10 deleted: one run of ten between the two live ones.
+    for i in 1..=10 {
+        script += &format!("write @2000 delete DocKey([], [{i}])\n");
+    }
+    script += "scan @3000\nstats\n";
+    let first = docdb(&["shell", "--data-dir", data], &script);
+    assert!(first.status.success(), "{}", stdout(&first));
+    let again = docdb(&["shell", "--data-dir", data], "scan @3000\nstats\n");
+    assert!(again.status.success(), "{}", stdout(&again));
+
+    let listed = "DocKey([], [0]) -> {\"c\": \"v0\"}\nDocKey([], [11]) -> {\"c\": \"v11\"}\n";
+    for out in [&first, &again] {
+        assert!(stdout(out).starts_with(listed), "{}", stdout(out));
+    }
+    let counter = |out: &Output, name: &str| -> u64 {
+        let text = stdout(out);
+        let field = text
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"));
+        field.parse().expect("a counter")
+    };
+    // The first scan steps over each deleted document's hidden column.
+    assert!(
+        counter(&first, "invisible_stepped") >= 10,
+        "{}",
+        stdout(&first)
+    );
+    assert_eq!(counter(&first, "spans_skipped"), 0);
+    // The next open took the run back: one seek past all ten.
+    assert_eq!(counter(&again, "spans_skipped"), 1, "{}", stdout(&again));
+    assert_eq!(
+        counter(&again, "invisible_stepped"),
+        0,
+        "{}",
+        stdout(&again)
+    );
+}

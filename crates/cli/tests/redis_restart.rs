@@ -175,6 +175,73 @@ fn graceful_restart_keeps_every_type_and_ttl() {
     }
 }
 
+/// SHUTDOWN, as `redis-cli shutdown` sends it, stops the server as SIGTERM does: the
+/// connection closes unanswered, the process exits 0, and every value and TTL is back after
+/// a start over the same directory. Inside MULTI it is refused and fails the transaction.
+/// SAVE, BGSAVE and LASTSAVE answer as Redis's do.
+#[test]
+fn shutdown_command_stops_the_server_and_keeps_its_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let written = Instant::now();
+    let keys = write_mix(&mut c);
+    let error = |text: &str| Frame::Error(text.into());
+
+    c.ok(&["MULTI"]);
+    let refused = error("ERR Command not allowed inside a transaction");
+    assert_eq!(c.call(&["SHUTDOWN"]), refused);
+    assert_eq!(c.call(&["SAVE"]), refused);
+    assert_eq!(
+        c.call(&["EXEC"]),
+        error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(
+        c.call(&["SHUTDOWN", "ABORT"]),
+        error("ERR No shutdown in progress.")
+    );
+    for bad in [&["SHUTDOWN", "NOSAVE", "SAVE"][..], &["SHUTDOWN", "bogus"]] {
+        assert_eq!(c.call(bad), error("ERR syntax error"), "{bad:?}");
+    }
+    assert_eq!(c.call(&["BGSAVE", "x"]), error("ERR syntax error"));
+
+    let before = unix_seconds();
+    c.ok(&["SAVE"]);
+    assert!(
+        c.int(&["LASTSAVE"]) >= before,
+        "LASTSAVE before SAVE's time"
+    );
+    assert_eq!(
+        c.call(&["BGSAVE"]),
+        Frame::Simple("Background saving started".into())
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while info_field(&mut c, "persistence", "rdb_bgsave_in_progress") != 0 {
+        assert!(Instant::now() < deadline, "BGSAVE still running after 10 s");
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(c.int(&["LASTSAVE"]) >= before, "LASTSAVE after BGSAVE");
+
+    let mut idle = server.client();
+    let reply = c.raw().call(&["SHUTDOWN"]);
+    assert!(reply.is_err(), "SHUTDOWN answered {reply:?}");
+    server.wait_stopped("SHUTDOWN");
+    assert!(
+        idle.try_call(&["PING"]).is_err(),
+        "a connection outlived SHUTDOWN"
+    );
+
+    let server = Server::start(dir.path(), &[]);
+    check_mix(&mut server.client(), written, keys);
+    server.stop();
+}
+
+/// Seconds since the Unix epoch.
+fn unix_seconds() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.expect("a clock after 1970").as_secs() as i64
+}
+
 /// SIGTERM while a client pipelines SETs: the server exits 0 and every SET it acknowledged
 /// (even with the default `--fsync everysec`) is there after the restart.
 #[test]
@@ -576,9 +643,9 @@ fn sigint_with_idle_clients_stops_promptly() {
     server.stop();
 }
 
-/// A field of `INFO stats`.
-fn info_stat(c: &mut Client, field: &str) -> u64 {
-    let info = c.bulk(&["INFO", "stats"]).expect("INFO stats");
+/// A numeric field of an INFO section.
+fn info_field(c: &mut Client, section: &str, field: &str) -> u64 {
+    let info = c.bulk(&["INFO", section]).expect("INFO");
     let prefix = format!("{field}:");
     info.lines()
         .find_map(|line| line.strip_prefix(&prefix))
@@ -611,14 +678,14 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     // A key written into the run splits it; the next DBSIZE keeps both parts.
     c.ok(&["SET", "key:7", "back"]);
     assert_eq!(c.int(&["DBSIZE"]), 1);
-    let runs = info_stat(&mut c, "dead_spans");
+    let runs = info_field(&mut c, "stats", "dead_spans");
     assert!(runs >= 2, "DBSIZE kept the runs it stepped over: {runs}");
-    assert_eq!(info_stat(&mut c, "dead_spans_restored"), 0);
+    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), 0);
     drop(c);
 
     let server = server.restart();
     let mut c = server.client();
-    assert_eq!(info_stat(&mut c, "dead_spans_restored"), runs);
+    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), runs);
     assert_eq!(c.int(&["DBSIZE"]), 1);
     assert_eq!(c.strings(&["KEYS", "*"]), vec!["key:7".to_string()]);
     // Restored runs split like learned ones.
@@ -629,7 +696,7 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     server.crash();
     let server = Server::start(dir.path(), &["--fsync", "always"]);
     let mut c = server.client();
-    assert_eq!(info_stat(&mut c, "dead_spans_restored"), 0);
+    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), 0);
     assert_eq!(sorted(c.strings(&["KEYS", "*"])), ["key:7", "key:8"]);
     drop(c);
     server.stop();
@@ -646,7 +713,7 @@ fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
     set_then_flush(&mut c, 500);
     c.ok(&["SET", "kept", "live-value"]);
     assert_eq!(c.int(&["DBSIZE"]), 1);
-    let runs = info_stat(&mut c, "dead_spans");
+    let runs = info_field(&mut c, "stats", "dead_spans");
     assert!(runs >= 1, "DBSIZE kept the runs it stepped over: {runs}");
 
     // The server holds the directory; the dump opens it read-only beside it.
@@ -668,7 +735,7 @@ fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
         Server::start(dir.path(), &flags)
     };
     let mut c = server.client();
-    assert_eq!(info_stat(&mut c, "dead_spans_restored"), runs);
+    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), runs);
     assert_eq!(c.strings(&["KEYS", "*"]), vec!["kept".to_string()]);
     drop(c);
 

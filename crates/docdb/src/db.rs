@@ -392,6 +392,13 @@ pub struct DocDb<E: Engine> {
     pending: Mutex<Pending>,
 }
 
+/// Whether `engine` holds any document record.
+fn holds_documents<E: Engine>(engine: &E) -> Result<bool> {
+    let mut iter = engine.iterator(IterOptions::new().lower(vec![FIRST_RECORD_BYTE]))?;
+    iter.seek(&[FIRST_RECORD_BYTE]);
+    Ok(iter.valid()?)
+}
+
 /// Whether a scan reading with `read` may keep the runs it finds (see
 /// [`crate::dead_spans`]): no projection or table TTL hides a document that exists.
 fn may_learn_spans(read: &ReadOptions) -> bool {
@@ -750,7 +757,10 @@ impl<E: Engine> DocDb<E> {
                 )?))
             }
             // A database written before ceilings: its records are taken to be in the past.
-            None => clock.now(),
+            None if holds_documents(&engine)? => clock.now(),
+            // Nothing stored: any read time is after everything, even one far in the past
+            // (the shell's `@1000`), so the first scans may keep their runs.
+            None => HybridTime(0),
         };
         let roots = RootCache::new(options.root_cache_bytes, ceiling);
         let db = DocDb {

@@ -1,11 +1,12 @@
 //! Server-wide state shared by every connection.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{RwLock, RwLockReadGuard};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use engine::Engine;
+use tokio::sync::watch;
 
 use crate::blocking::Blocking;
 use crate::clients::ClientRegistry;
@@ -108,6 +109,12 @@ pub struct Core<E: Engine> {
     pub registry: ClientRegistry,
     /// When the server started.
     pub started: Instant,
+    /// Turns true when the server is to stop (a signal or SHUTDOWN).
+    stop: watch::Sender<bool>,
+    /// Unix seconds of the last SAVE or BGSAVE that finished (LASTSAVE), or of the start.
+    last_save: AtomicI64,
+    /// A BGSAVE is asked for or running.
+    background_save: AtomicBool,
 }
 
 impl<E: Engine> Core<E> {
@@ -129,7 +136,57 @@ impl<E: Engine> Core<E> {
             clients: AtomicUsize::new(0),
             registry: ClientRegistry::default(),
             started: Instant::now(),
+            stop: watch::channel(false).0,
+            last_save: AtomicI64::new(unix_seconds()),
+            background_save: AtomicBool::new(false),
         }
+    }
+
+    /// Asks the server to stop as SIGTERM does: stop accepting, finish what connections
+    /// have read, flush.
+    pub fn request_stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Turns true once [`Core::request_stop`] is called.
+    pub fn stop_signal(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
+    /// SAVE: every write so far into the data files (RocksDB flushes its memtables) and the
+    /// WAL synced. Nothing needs it to be durable: the WAL already holds every write; it
+    /// makes the next start replay nothing.
+    pub fn save(&self) -> docdb::Result<()> {
+        let docdb = self.store.docdb();
+        docdb.flush_wal(true)?;
+        docdb.flush()?;
+        self.last_save.store(unix_seconds(), Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Asks for a background save; false if one is already asked for or running.
+    pub fn request_background_save(&self) -> bool {
+        !self.background_save.swap(true, Ordering::SeqCst)
+    }
+
+    /// Whether a background save is asked for or running.
+    pub fn background_save_pending(&self) -> bool {
+        self.background_save.load(Ordering::SeqCst)
+    }
+
+    /// Runs the background save asked for, if any (the upkeep task calls it).
+    pub fn run_background_save(&self) -> docdb::Result<()> {
+        if !self.background_save_pending() {
+            return Ok(());
+        }
+        let saved = self.save();
+        self.background_save.store(false, Ordering::SeqCst);
+        saved
+    }
+
+    /// LASTSAVE: unix seconds of the last finished save, or of the server's start.
+    pub fn last_save(&self) -> i64 {
+        self.last_save.load(Ordering::SeqCst)
     }
 
     /// The current settings.
@@ -314,4 +371,11 @@ impl<E: Engine> Core<E> {
         }
         out
     }
+}
+
+/// Seconds since the Unix epoch now.
+fn unix_seconds() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }

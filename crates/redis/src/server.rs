@@ -28,13 +28,10 @@ const READ_CHUNK: usize = 16 * 1024;
 /// How long shutdown waits for connections to finish what they are doing.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Serves RESP clients from `listener` until `shutdown` turns true; then stops accepting,
-/// lets every connection finish the requests it has read, and returns.
-pub async fn serve<E: Engine>(
-    core: Arc<Core<E>>,
-    listener: TcpListener,
-    mut shutdown: watch::Receiver<bool>,
-) -> io::Result<()> {
+/// Serves RESP clients from `listener` until [`Core::request_stop`] (a signal or SHUTDOWN);
+/// then stops accepting, lets every connection finish the requests it has read, and returns.
+pub async fn serve<E: Engine>(core: Arc<Core<E>>, listener: TcpListener) -> io::Result<()> {
+    let mut shutdown = core.stop_signal();
     let mut connections = JoinSet::new();
     let (writer, writer_thread) = if core.config().writer_thread {
         let (writer, thread) = start_writer(core.clone())?;
@@ -633,8 +630,9 @@ async fn metrics_request<E: Engine>(core: &Core<E>, mut stream: TcpStream) -> io
 }
 
 /// Once a second until shutdown: lets the engine release what it kept for reuse if it
-/// was idle, syncs the WAL while `fsync` is `everysec`, and runs DocDB's upkeep (a flush
-/// when the memtable's oldest write nears half the history retention).
+/// was idle, syncs the WAL while `fsync` is `everysec`, runs a BGSAVE asked for, and runs
+/// DocDB's upkeep (a flush when the memtable's oldest write nears half the history
+/// retention).
 pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -648,6 +646,9 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
                         && let Err(e) = docdb.flush_wal(true)
                     {
                         tracing::error!(error = %e, "WAL sync failed");
+                    }
+                    if let Err(e) = core.run_background_save() {
+                        tracing::error!(error = %e, "background save failed");
                     }
                     match docdb.maintain() {
                         Ok(true) => tracing::debug!("flushed the memtable for the history cutoff"),

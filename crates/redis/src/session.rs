@@ -36,6 +36,9 @@ pub struct Session {
     pub push: Subscriber,
     /// The connection asked to close (QUIT) after its reply.
     pub quit: bool,
+    /// The request just run gets no reply (SHUTDOWN: the connection closes unanswered, as
+    /// Redis's does).
+    pub unanswered: bool,
     /// The group-commit sequence number of this connection's latest write command not yet
     /// known to be in the log file (0: none; see [`crate::core::Core::commit_wal`]).
     pub last_write: u64,
@@ -89,6 +92,7 @@ impl Session {
             patterns: BTreeSet::new(),
             push,
             quit: false,
+            unanswered: false,
             last_write: 0,
             multi: None,
             watched: Vec::new(),

@@ -110,21 +110,23 @@ pub fn run_interactive<E: Engine>(shell: &Shell<E>) -> io::Result<bool> {
 }
 
 /// The whole `docdb shell [--data-dir DIR] [FILE]` command: opens the database
-/// ([`open_shell`]), then runs FILE, or standard input ([`run_interactive`]). Returns whether
-/// the exit status must be 1: a command failed while reading a file or a pipe.
+/// ([`open_shell`]), runs FILE, or standard input ([`run_interactive`]), then closes it
+/// ([`Shell::close`]). Returns whether the exit status must be 1: a command failed while
+/// reading a file or a pipe.
 pub fn shell_command(data_dir: Option<&Path>, file: Option<&Path>) -> Result<bool> {
     let shell = open_shell(data_dir)?;
-    match file {
+    let failed = match file {
         Some(path) => {
             let input = io::BufReader::new(std::fs::File::open(path)?);
-            Ok(run_lines(&shell, input, io::stdout().lock(), None)?)
+            run_lines(&shell, input, io::stdout().lock(), None)?
         }
         None => {
             let interactive = io::stdin().is_terminal();
-            let failed = run_interactive(&shell)?;
-            Ok(failed && !interactive)
+            run_interactive(&shell)? && !interactive
         }
-    }
+    };
+    shell.close()?;
+    Ok(failed)
 }
 
 /// Opens documents on a RocksDB data directory, with DocDB's GC as its compaction filter.

@@ -121,20 +121,25 @@ impl Server {
 
     /// Sends `signal` (`TERM`, `INT`), then waits for the exit; fails the test unless the
     /// server exits 0 in time.
-    pub fn stop_with(mut self, signal: &str) {
+    pub fn stop_with(self, signal: &str) {
         let pid = self.pid();
         let status = Command::new("kill")
             .args([&format!("-{signal}"), &pid.to_string()])
             .status()
             .expect("run kill");
         assert!(status.success(), "kill -{signal} {pid}: {status}");
-        let exit = self.wait_exit(STOP_TIMEOUT);
-        match exit {
+        self.wait_stopped(&format!("SIG{signal}"));
+    }
+
+    /// Waits for the exit that `cause` (a signal, SHUTDOWN) began; fails the test unless the
+    /// server exits 0 in time.
+    pub fn wait_stopped(mut self, cause: &str) {
+        match self.wait_exit(STOP_TIMEOUT) {
             Some(exit) => assert!(
                 exit.success(),
-                "the server did not exit 0 after SIG{signal}: {exit}"
+                "the server did not exit 0 after {cause}: {exit}"
             ),
-            None => panic!("the server did not exit within {STOP_TIMEOUT:?} of SIG{signal}"),
+            None => panic!("the server did not exit within {STOP_TIMEOUT:?} of {cause}"),
         }
     }
 

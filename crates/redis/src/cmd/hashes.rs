@@ -10,9 +10,10 @@ use dockv::{HybridTime, KeyEntryValue};
 use engine::Engine;
 
 use super::keys::{ScanArgs, scan_reply};
+use super::sample::{Count, parse_count, request_rng, sample, sample_one};
 use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_or_null, ok, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
-use crate::frame::Frame;
+use crate::frame::{Frame, Protocol};
 use crate::long_double::{Invalid, LongDouble};
 use crate::number::{incr_by_float, int_arg, parse_i64};
 use crate::store::{self, KeyInfo, Reads, RedisType, primitive_bytes};
@@ -34,6 +35,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("hincrby", 4, WRITE, 1, hincrby),
         spec("hincrbyfloat", 4, WRITE, 1, hincrbyfloat),
         spec("hscan", -3, READONLY, 1, hscan),
+        spec("hrandfield", -2, READONLY, 1, hrandfield),
     ]
 }
 
@@ -393,4 +395,34 @@ fn hincrbyfloat<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 fn hscan<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     scan_members(ctx, RedisType::Hash, true)
+}
+
+/// HRANDFIELD key [count [WITHVALUES]] (see [`sample`]): WITHVALUES pairs each field with
+/// its value, flat in RESP2 and as two-element arrays in RESP3, as Redis 7 replies.
+fn hrandfield<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (count, with_values) = parse_count(ctx.args, Some("withvalues"))?;
+    let fields = members(ctx, RedisType::Hash)?;
+    let mut rng = request_rng(ctx);
+    let Count::Many(n) = count else {
+        return Ok(bulk_or_null(
+            sample_one(fields, &mut rng).map(|(name, _)| name),
+        ));
+    };
+    if !with_values {
+        let names = fields.into_iter().map(|(name, _)| name).collect();
+        return Ok(bulk_array(sample(names, n, &mut rng)));
+    }
+    let pairs = fields
+        .into_iter()
+        .map(|(name, value)| (name, leaf_bytes(&value)))
+        .collect();
+    let picked = sample(pairs, n, &mut rng).into_iter();
+    Ok(Frame::Array(match ctx.session.protocol {
+        Protocol::Resp2 => picked
+            .flat_map(|(name, value)| [Frame::Bulk(name), Frame::Bulk(value)])
+            .collect(),
+        Protocol::Resp3 => picked
+            .map(|(name, value)| bulk_array([name, value]))
+            .collect(),
+    }))
 }

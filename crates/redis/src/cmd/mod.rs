@@ -5,6 +5,7 @@ mod blocking;
 mod hashes;
 mod keys;
 mod lists;
+mod sample;
 mod server;
 mod sets;
 mod strings;
@@ -38,6 +39,8 @@ pub const ADMIN: u8 = 16;
 pub const TXN: u8 = 32;
 /// A command may block the connection until another one writes (BLPOP, ...).
 pub const BLOCKS: u8 = 64;
+/// A command is refused inside MULTI (SHUTDOWN, SAVE), failing the transaction.
+pub const NO_MULTI: u8 = 128;
 
 /// A command handler.
 pub type Handler<E> = fn(&mut Ctx<'_, '_, E>) -> CmdResult<Frame>;
@@ -85,6 +88,9 @@ impl<E: Engine> Spec<E> {
         }
         if self.flags & NO_AUTH != 0 {
             names.push("no_auth");
+        }
+        if self.flags & NO_MULTI != 0 {
+            names.push("no_multi");
         }
         names
     }
@@ -319,7 +325,9 @@ pub fn execute<'c, E: Engine>(
     let mut ctx = Ctx::new(core, iters, session, args);
     let reply = dispatch(&mut ctx).unwrap_or_else(|e| e.to_frame());
     let mut replies = std::mem::take(&mut ctx.early);
-    replies.push(reply);
+    if !std::mem::take(&mut ctx.session.unanswered) {
+        replies.push(reply);
+    }
     replies
 }
 
@@ -340,6 +348,10 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
              are allowed in this context",
             spec.name
         )));
+    }
+    if ctx.session.multi.is_some() && spec.flags & NO_MULTI != 0 {
+        let e = CmdError::err("Command not allowed inside a transaction");
+        return Err(refuse(ctx, e));
     }
     if let Some(multi) = ctx.session.multi.as_mut()
         && spec.flags & TXN == 0

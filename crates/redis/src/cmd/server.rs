@@ -9,8 +9,8 @@ use dockv::hybrid_time::LOGICAL_BITS;
 use engine::Engine;
 
 use super::{
-    ADMIN, Ctx, NO_AUTH, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null, execute_as_of, is,
-    ok, spec,
+    ADMIN, Ctx, NO_AUTH, NO_MULTI, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null,
+    execute_as_of, is, ok, spec,
 };
 use crate::clients::ClientFilter;
 use crate::core::{Fsync, RuntimeConfig};
@@ -43,7 +43,67 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("punsubscribe", -1, PUBSUB, 0, punsubscribe),
         spec("pubsub", -2, 0, 0, pubsub),
         spec("docdb.asof", -3, READONLY, 2, asof),
+        spec("shutdown", -1, ADMIN | NO_MULTI, 0, shutdown),
+        spec("save", 1, ADMIN | NO_MULTI, 0, save),
+        spec("bgsave", -1, ADMIN, 0, bgsave),
+        spec("lastsave", 1, 0, 0, lastsave),
     ]
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: stops the server as SIGTERM does (every
+/// connection finishes what it has read, memtables are flushed); the connection closes
+/// unanswered, as Redis's does. The options are accepted for Redis's syntax: the WAL
+/// already holds every write, so NOSAVE loses nothing, and no shutdown is ever left in
+/// progress for ABORT.
+fn shutdown<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (mut nosave, mut save, mut abort, mut other) = (false, false, false, false);
+    for arg in &ctx.args[1..] {
+        match () {
+            _ if is(arg, "nosave") => nosave = true,
+            _ if is(arg, "save") => save = true,
+            _ if is(arg, "abort") => abort = true,
+            _ if is(arg, "now") || is(arg, "force") => other = true,
+            _ => return Err(CmdError::Syntax),
+        }
+    }
+    if (nosave && save) || (abort && (nosave || save || other)) {
+        return Err(CmdError::Syntax);
+    }
+    if abort {
+        return Err(CmdError::err("No shutdown in progress."));
+    }
+    tracing::info!(client = %ctx.session.addr, "SHUTDOWN received");
+    ctx.core.request_stop();
+    ctx.session.quit = true;
+    ctx.session.unanswered = true;
+    Ok(ok())
+}
+
+/// SAVE: memtables into data files and the WAL synced, before the reply.
+fn save<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if ctx.core.background_save_pending() {
+        return Err(CmdError::err("Background save already in progress"));
+    }
+    ctx.core.save()?;
+    Ok(ok())
+}
+
+/// BGSAVE [SCHEDULE]: SAVE's work, started within a second by the upkeep task.
+fn bgsave<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    match ctx.args.len() {
+        1 => {}
+        2 if is(ctx.arg(1), "schedule") => {}
+        _ => return Err(CmdError::Syntax),
+    }
+    if !ctx.core.request_background_save() {
+        return Err(CmdError::err("Background save already in progress"));
+    }
+    Ok(Frame::Simple("Background saving started".into()))
+}
+
+/// LASTSAVE: unix seconds of the last finished SAVE or BGSAVE (the start, before any).
+fn lastsave<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    Ok(Frame::Integer(ctx.core.last_save()))
 }
 
 fn ping<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
@@ -270,9 +330,12 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if wants("persistence") {
         let _ = write!(
             out,
-            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nappendfsync:{}\r\ndata_dir:{}\r\n\r\n",
+            "# Persistence\r\nloading:0\r\naof_enabled:1\r\nappendfsync:{}\r\ndata_dir:{}\r\n\
+             rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\n\r\n",
             config.fsync.name(),
-            config.data_dir
+            config.data_dir,
+            i32::from(core.background_save_pending()),
+            core.last_save(),
         );
     }
     if wants("stats") {

@@ -10,7 +10,8 @@ use engine::{Engine, Rng};
 use super::hashes::{
     ensure_root, has_member, member_path, members, remove_members, replace_root, scan_members,
 };
-use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_set, spec};
+use super::sample::{Count, parse_count, request_rng, sample, sample_one};
+use super::{Ctx, READONLY, Spec, WRITE, bulk_array, bulk_or_null, bulk_set, is, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::int_arg;
@@ -44,6 +45,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("smove", 4, WRITE, 1, smove),
         spec("srandmember", -2, READONLY, 1, srandmember),
         spec("sscan", -3, READONLY, 1, sscan),
+        spec("sintercard", -3, READONLY, 0, sintercard),
     ]
 }
 
@@ -173,51 +175,19 @@ fn smove<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     })
 }
 
-/// Most members one SRANDMEMBER with a negative count returns (Redis has no bound; this
-/// one keeps a typo from building a reply of billions of elements).
-const MAX_RANDOM_MEMBERS: u64 = 1 << 24;
-
 /// SRANDMEMBER: one random member; with a count, that many distinct members (all when the
 /// set is smaller), or with a negative count that many picks that may repeat.
 fn srandmember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let count = match ctx.args.len() {
-        2 => None,
-        3 => Some(int_arg(ctx.arg(2))?),
-        _ => return Err(CmdError::Syntax),
-    };
-    if count.is_some_and(|c| c.unsigned_abs() > MAX_RANDOM_MEMBERS) {
-        return Err(CmdError::err("value is out of range"));
-    }
-    let mut all: Vec<Vec<u8>> = members(ctx, RedisType::Set)?
+    let (count, _) = parse_count(ctx.args, None)?;
+    let all: Vec<Vec<u8>> = members(ctx, RedisType::Set)?
         .into_iter()
         .map(|(name, _)| name)
         .collect();
-    let mut rng = Rng::new(ctx.read_time().0 ^ ctx.session.id.rotate_left(32));
-    let Some(count) = count else {
-        if all.is_empty() {
-            return Ok(Frame::Null);
-        }
-        let i = rng.below(all.len() as u64) as usize;
-        return Ok(Frame::Bulk(all.swap_remove(i)));
-    };
-    if all.is_empty() {
-        return Ok(Frame::Array(Vec::new()));
-    }
-    let picked = if count < 0 {
-        (0..count.unsigned_abs())
-            .map(|_| rng.pick(&all).clone())
-            .collect()
-    } else {
-        // A partial Fisher-Yates shuffle: the first `wanted` are a uniform sample.
-        let wanted = (count as usize).min(all.len());
-        for i in 0..wanted {
-            let j = i + rng.below((all.len() - i) as u64) as usize;
-            all.swap(i, j);
-        }
-        all.truncate(wanted);
-        all
-    };
-    Ok(bulk_array(picked))
+    let mut rng = request_rng(ctx);
+    Ok(match count {
+        Count::One => bulk_or_null(sample_one(all, &mut rng)),
+        Count::Many(n) => bulk_array(sample(all, n, &mut rng)),
+    })
 }
 
 fn pick<E: Engine>(
@@ -307,4 +277,46 @@ fn set_algebra_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Algebra) -> CmdRes
         ctx.store().forget_list_bounds(&dst);
         Ok(Frame::Integer(result.len() as i64))
     })
+}
+
+/// SINTERCARD numkeys key... [LIMIT limit]: the size of SINTER's result, counted up to
+/// `limit` (0: no limit). The arguments are checked before any key, as Redis does.
+fn sintercard<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let numkeys = int_arg(ctx.arg(1))
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n > 0)
+        .ok_or_else(|| CmdError::err("numkeys should be greater than 0"))?;
+    if numkeys > ctx.args.len() - 2 {
+        return Err(CmdError::err(
+            "Number of keys can't be greater than number of args",
+        ));
+    }
+    let mut limit = 0;
+    let options = &ctx.args[2 + numkeys..];
+    let mut i = 0;
+    while i < options.len() {
+        if !is(&options[i], "limit") || i + 1 == options.len() {
+            return Err(CmdError::Syntax);
+        }
+        limit = card_limit(&options[i + 1])?;
+        i += 2;
+    }
+    let keys: Vec<Vec<u8>> = (2..2 + numkeys).map(|i| ctx.key(i)).collect();
+    let result = combine(ctx, &keys, Algebra::Inter, ctx.read_time())?;
+    Ok(Frame::Integer(capped(result.len(), limit)))
+}
+
+/// SINTERCARD's and ZINTERCARD's LIMIT argument.
+pub(super) fn card_limit(arg: &[u8]) -> CmdResult<usize> {
+    int_arg(arg)
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CmdError::err("LIMIT can't be negative"))
+}
+
+/// A result's size as the `*CARD` commands report it: at most `limit` (0: no limit).
+pub(super) fn capped(len: usize, limit: usize) -> i64 {
+    let len = if limit == 0 { len } else { len.min(limit) };
+    len as i64
 }

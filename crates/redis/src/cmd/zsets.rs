@@ -10,8 +10,9 @@ use dockv::value::{PrimitiveValue, Value};
 use engine::Engine;
 
 use super::hashes::{ensure_root, replace_root, scan_collection};
+use super::sample::{Count, parse_count, request_rng, sample, sample_one};
 use super::strings::normalize_range;
-use super::{Ctx, MultiPop, READONLY, Spec, WRITE, is, spec, wrong_arity};
+use super::{Ctx, MultiPop, READONLY, Spec, WRITE, bulk_or_null, is, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
 use crate::number::{float_arg, format_double, int_arg, parse_f64};
@@ -43,12 +44,14 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zremrangebylex", 4, WRITE, 1, zremrangebylex),
         spec("zmscore", -3, READONLY, 1, zmscore),
         spec("zunion", -3, READONLY, 0, |c| {
-            combine_read(c, Combine::Union)
+            combine_read(c, Combine::Union, Form::Read)
         }),
         spec("zinter", -3, READONLY, 0, |c| {
-            combine_read(c, Combine::Inter)
+            combine_read(c, Combine::Inter, Form::Read)
         }),
-        spec("zdiff", -3, READONLY, 0, |c| combine_read(c, Combine::Diff)),
+        spec("zdiff", -3, READONLY, 0, |c| {
+            combine_read(c, Combine::Diff, Form::Read)
+        }),
         spec("zunionstore", -4, WRITE, 1, |c| {
             combine_store(c, Combine::Union)
         }),
@@ -71,6 +74,11 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("zcount", 4, READONLY, 1, zcount),
         spec("zrank", 3, READONLY, 1, |c| rank(c, false)),
         spec("zrevrank", 3, READONLY, 1, |c| rank(c, true)),
+        spec("zrangestore", -5, WRITE, 1, zrangestore),
+        spec("zintercard", -3, READONLY, 0, |c| {
+            combine_read(c, Combine::Inter, Form::Card)
+        }),
+        spec("zrandmember", -2, READONLY, 1, zrandmember),
     ]
 }
 
@@ -526,7 +534,8 @@ enum RangeBy {
     Lex,
 }
 
-/// ZRANGE's options, or those its older forms allow (their kind and direction fixed).
+/// ZRANGE's options, or those its older forms allow (their kind and direction fixed), or
+/// ZRANGESTORE's (no WITHSCORES).
 struct RangeOptions {
     by: RangeBy,
     reverse: bool,
@@ -543,13 +552,14 @@ impl RangeOptions {
         args: &[Vec<u8>],
         mut by: Option<RangeBy>,
         mut reverse: Option<bool>,
+        store: bool,
     ) -> CmdResult<Self> {
         let mut with_scores = false;
         let mut limit = None;
         let mut i = 0;
         while i < args.len() {
             let arg = &args[i];
-            if is(arg, "withscores") {
+            if !store && is(arg, "withscores") {
                 with_scores = true;
             } else if is(arg, "limit") && i + 2 < args.len() {
                 limit = Some((int_arg(&args[i + 1])?, int_arg(&args[i + 2])?));
@@ -603,26 +613,71 @@ fn range_generic<E: Engine>(
     by: Option<RangeBy>,
     reverse: Option<bool>,
 ) -> CmdResult<Frame> {
-    let opts = RangeOptions::parse(&ctx.args[4..], by, reverse)?;
-    let (mut low, mut high) = (ctx.arg(2), ctx.arg(3));
+    let opts = RangeOptions::parse(&ctx.args[4..], by, reverse, false)?;
+    let mut r = ctx.reads(ctx.read_time());
+    let selected = select_range(&mut r, &ctx.key(1), ctx.arg(2), ctx.arg(3), &opts)?;
+    let scores = Scores::with_scores(opts.with_scores, ctx.session.protocol);
+    Ok(reply_entries(selected, scores))
+}
+
+/// The members of the sorted set at `dk` that a range command's `low` and `high` (as
+/// given: max first for reversed score and lex ranges) and options select.
+fn select_range<'a, E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+    mut low: &'a [u8],
+    mut high: &'a [u8],
+    opts: &RangeOptions,
+) -> CmdResult<Scored> {
     if opts.reverse && opts.by != RangeBy::Rank {
         std::mem::swap(&mut low, &mut high);
     }
-    let dk = ctx.key(1);
-    let mut r = ctx.reads(ctx.read_time());
-    let selected = match opts.by {
-        RangeBy::Rank => ranked(&mut r, &dk, int_arg(low)?, int_arg(high)?, opts.reverse)?,
+    match opts.by {
+        RangeBy::Rank => ranked(r, dk, int_arg(low)?, int_arg(high)?, opts.reverse),
         RangeBy::Score => {
             let range = ScoreRange::parse(low, high)?;
-            by_score(&mut r, &dk, &range, opts.reverse, opts.window())?
+            by_score(r, dk, &range, opts.reverse, opts.window())
         }
         RangeBy::Lex => {
             let range = LexRange::parse(low, high)?;
-            by_lex(&mut r, &dk, &range, opts.reverse, opts.window())?
+            by_lex(r, dk, &range, opts.reverse, opts.window())
         }
-    };
-    let scores = Scores::with_scores(opts.with_scores, ctx.session.protocol);
-    Ok(reply_entries(selected, scores))
+    }
+}
+
+/// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]: what ZRANGE
+/// would list replaces whatever is at `dst` (nothing deletes it); replies with its size.
+fn zrangestore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let opts = RangeOptions::parse(&ctx.args[5..], None, None, true)?;
+    let (dst, src) = (ctx.key(1), ctx.key(2));
+    ctx.store().write(|batch, ht| {
+        let mut r = ctx.reads(ht);
+        let selected = select_range(&mut r, &src, ctx.arg(3), ctx.arg(4), &opts)?;
+        store_scored(ctx, batch, &dst, ht, &selected)
+    })
+}
+
+/// Every (score, member) of the sorted set at `dk` in order; none when it is absent.
+fn entries_of<E: Engine>(r: &mut Reads<'_, '_, E>, dk: &[u8]) -> CmdResult<Scored> {
+    if r.typed(dk, RedisType::SortedSet)?.is_none() {
+        return Ok(Vec::new());
+    }
+    entries(r, dk, &ChildRange::default())
+}
+
+/// ZRANDMEMBER key [count [WITHSCORES]] (see [`sample`]).
+fn zrandmember<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (count, with_scores) = parse_count(ctx.args, Some("withscores"))?;
+    let mut r = ctx.reads(ctx.read_time());
+    let all = entries_of(&mut r, &ctx.key(1))?;
+    let mut rng = request_rng(ctx);
+    Ok(match count {
+        Count::One => bulk_or_null(sample_one(all, &mut rng).map(|(_, member)| member)),
+        Count::Many(n) => {
+            let scores = Scores::with_scores(with_scores, ctx.session.protocol);
+            reply_entries(sample(all, n, &mut rng), scores)
+        }
+    })
 }
 
 /// One end of a lex range: `-`, `+`, `[member` (inclusive) or `(member` (exclusive).
@@ -910,6 +965,33 @@ impl Aggregate {
     }
 }
 
+/// Which command of a combining kind runs: it decides where `numkeys` is and which options
+/// are allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// ZUNION, ZINTER, ZDIFF: `numkeys key... [WEIGHTS] [AGGREGATE] [WITHSCORES]`.
+    Read,
+    /// ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE: `dst numkeys key... [WEIGHTS] [AGGREGATE]`.
+    Store,
+    /// ZINTERCARD: `numkeys key... [LIMIT limit]`.
+    Card,
+}
+
+impl Form {
+    fn numkeys_at(self) -> usize {
+        if self == Form::Store { 2 } else { 1 }
+    }
+}
+
+/// A combining command's options.
+struct CombineOptions {
+    weights: Vec<f64>,
+    aggregate: Aggregate,
+    with_scores: bool,
+    /// ZINTERCARD's LIMIT (0: none).
+    limit: usize,
+}
+
 /// A source's members and scores (a plain set's members score 1), and the same as a map.
 struct Source {
     entries: Vec<(Vec<u8>, f64)>,
@@ -936,16 +1018,16 @@ fn source<E: Engine>(r: &mut Reads<'_, '_, E>, dk: &[u8]) -> CmdResult<Source> {
     Ok(Source { entries, scores })
 }
 
-/// Reads the sources and options of a combining command whose `numkeys` argument is at
-/// `numkeys_at`, checking them in Redis 7.0's order (the count, then each source's type,
-/// then the options), and combines them. Returns the result in score order and whether
-/// WITHSCORES was given.
+/// Reads the sources and options of a combining command, checking them in Redis 7.0's
+/// order (the count, then each source's type, then the options), and combines them.
+/// Returns the result in score order and the options.
 fn combine<E: Engine>(
     ctx: &Ctx<'_, '_, E>,
     r: &mut Reads<'_, '_, E>,
     op: Combine,
-    numkeys_at: usize,
-) -> CmdResult<(Scored, bool)> {
+    form: Form,
+) -> CmdResult<(Scored, CombineOptions)> {
+    let numkeys_at = form.numkeys_at();
     let count = int_arg(ctx.arg(numkeys_at))?;
     if count < 1 {
         return Err(CmdError::err(format!(
@@ -962,9 +1044,8 @@ fn combine<E: Engine>(
     for i in first..first + count {
         sources.push(source(r, &ctx.key(i))?);
     }
-    let (weights, aggregate, with_scores) =
-        combine_options(&ctx.args[first + count..], op, count, numkeys_at == 2)?;
-    let mut result = combined(&sources, &weights, aggregate, op);
+    let opts = combine_options(&ctx.args[first + count..], op, count, form)?;
+    let mut result = combined(&sources, &opts.weights, opts.aggregate, op);
     // As a sorted set orders them: -0 and 0 are the same score, so the member decides.
     // (No score here is NaN: the weighting and the sum turn NaN into 0.)
     result.sort_by(|a, b| {
@@ -972,29 +1053,31 @@ fn combine<E: Engine>(
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.1.cmp(&b.1))
     });
-    Ok((result, with_scores))
+    Ok((result, opts))
 }
 
-/// WEIGHTS (one per source; not for ZDIFF), AGGREGATE (not for ZDIFF) and WITHSCORES (not
-/// for the STORE forms).
+/// WEIGHTS (one per source) and AGGREGATE (neither for ZDIFF or ZINTERCARD), WITHSCORES
+/// (only for the read forms) and LIMIT (only for ZINTERCARD).
 fn combine_options(
     args: &[Vec<u8>],
     op: Combine,
     count: usize,
-    store: bool,
-) -> CmdResult<(Vec<f64>, Aggregate, bool)> {
+    form: Form,
+) -> CmdResult<CombineOptions> {
     let mut weights = vec![1.0; count];
     let mut aggregate = Aggregate::Sum;
     let mut with_scores = false;
+    let mut limit = 0;
+    let weighs = op != Combine::Diff && form != Form::Card;
     let mut i = 0;
     while i < args.len() {
         let left = args.len() - i;
-        if op != Combine::Diff && left > count && is(&args[i], "weights") {
+        if weighs && left > count && is(&args[i], "weights") {
             for (w, arg) in weights.iter_mut().zip(&args[i + 1..=i + count]) {
                 *w = parse_f64(arg).ok_or_else(|| CmdError::err("weight value is not a float"))?;
             }
             i += count + 1;
-        } else if op != Combine::Diff && left >= 2 && is(&args[i], "aggregate") {
+        } else if weighs && left >= 2 && is(&args[i], "aggregate") {
             let how = &args[i + 1];
             aggregate = match () {
                 _ if is(how, "sum") => Aggregate::Sum,
@@ -1003,14 +1086,22 @@ fn combine_options(
                 _ => return Err(CmdError::Syntax),
             };
             i += 2;
-        } else if !store && is(&args[i], "withscores") {
+        } else if form == Form::Read && is(&args[i], "withscores") {
             with_scores = true;
             i += 1;
+        } else if form == Form::Card && left >= 2 && is(&args[i], "limit") {
+            limit = super::sets::card_limit(&args[i + 1])?;
+            i += 2;
         } else {
             return Err(CmdError::Syntax);
         }
     }
-    Ok((weights, aggregate, with_scores))
+    Ok(CombineOptions {
+        weights,
+        aggregate,
+        with_scores,
+        limit,
+    })
 }
 
 /// The combination itself, in Redis's order of work: sources from the smallest (stable,
@@ -1065,11 +1156,18 @@ fn combined(sources: &[Source], weights: &[f64], aggregate: Aggregate, op: Combi
     }
 }
 
-/// ZUNION, ZINTER, ZDIFF: `numkeys key... [options]`.
-fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
+/// ZUNION, ZINTER, ZDIFF: `numkeys key... [options]`; ZINTERCARD: the size of ZINTER's
+/// result, counted up to its LIMIT.
+fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine, form: Form) -> CmdResult<Frame> {
     let mut r = ctx.reads(ctx.read_time());
-    let (result, with_scores) = combine(ctx, &mut r, op, 1)?;
-    let scores = Scores::with_scores(with_scores, ctx.session.protocol);
+    let (result, opts) = combine(ctx, &mut r, op, form)?;
+    if form == Form::Card {
+        return Ok(Frame::Integer(super::sets::capped(
+            result.len(),
+            opts.limit,
+        )));
+    }
+    let scores = Scores::with_scores(opts.with_scores, ctx.session.protocol);
     Ok(reply_entries(result, scores))
 }
 
@@ -1077,25 +1175,36 @@ fn combine_read<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<F
 /// empty result deletes it); replies with its size.
 fn combine_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<Frame> {
     let dst = ctx.key(1);
-    let store = ctx.store();
-    store.write(|batch, ht| {
+    ctx.store().write(|batch, ht| {
         let mut r = ctx.reads(ht);
-        let (result, _) = combine(ctx, &mut r, op, 2)?;
-        replace_root(
-            ctx,
-            batch,
-            &dst,
-            ht,
-            RedisType::SortedSet,
-            result.is_empty(),
-        )?;
-        if !result.is_empty() {
-            for (score, member) in &result {
-                put_member(batch, &dst, *score, member)?;
-            }
-            write_count(batch, &dst, result.len() as i64)?;
-        }
-        store.forget_list_bounds(&dst);
-        Ok(Frame::Integer(result.len() as i64))
+        let (result, _) = combine(ctx, &mut r, op, Form::Store)?;
+        store_scored(ctx, batch, &dst, ht, &result)
     })
+}
+
+/// Replaces whatever is at `dst` with a sorted set of `members` (none deletes it); replies
+/// with their number.
+fn store_scored<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    batch: &mut DocWriteBatch<'_, E>,
+    dst: &[u8],
+    ht: dockv::HybridTime,
+    members: &[(f64, Vec<u8>)],
+) -> CmdResult<Frame> {
+    replace_root(
+        ctx,
+        batch,
+        dst,
+        ht,
+        RedisType::SortedSet,
+        members.is_empty(),
+    )?;
+    if !members.is_empty() {
+        for (score, member) in members {
+            put_member(batch, dst, *score, member)?;
+        }
+        write_count(batch, dst, members.len() as i64)?;
+    }
+    ctx.store().forget_list_bounds(dst);
+    Ok(Frame::Integer(members.len() as i64))
 }
