@@ -86,8 +86,10 @@ const HASHES: &[&str] = &["h1", "h2"];
 const SETS: &[&str] = &["set1", "set2"];
 const ZSETS: &[&str] = &["z1", "z2"];
 const LISTS: &[&str] = &["l1", "l2"];
+/// Bitmaps: keys the bit commands mostly write, and a string the string commands write.
+const BITMAPS: &[&str] = &["b1", "b2", "s1"];
 const ALL_KEYS: &[&str] = &[
-    "s1", "s2", "n1", "h1", "h2", "set1", "set2", "z1", "z2", "l1", "l2", "missing",
+    "s1", "s2", "n1", "h1", "h2", "set1", "set2", "z1", "z2", "l1", "l2", "b1", "b2", "missing",
 ];
 
 const VALUES: &[&str] = &[
@@ -156,14 +158,15 @@ fn key(rng: &mut Rng, pool: &[&str]) -> String {
 
 /// One random command. `now` (Unix seconds) anchors absolute expiry times in the future.
 fn random_op(rng: &mut Rng, now: u64) -> Op {
-    match rng.below(100) {
+    match rng.below(110) {
         0..=19 => string_op(rng),
         20..=33 => key_op(rng, now),
         34..=48 => hash_op(rng),
         49..=60 => set_op(rng),
         61..=76 => zset_op(rng),
         77..=94 => list_op(rng),
-        _ => misc_op(rng),
+        95..=99 => misc_op(rng),
+        _ => bit_op(rng),
     }
 }
 
@@ -337,6 +340,7 @@ fn hash_op(rng: &mut Rng) -> Op {
         9 => exact(args!["HLEN", k]),
         10 => Op::new(args![*rng.pick(&["HKEYS", "HVALS"]), k], Cmp::Unordered),
         11 => exact(args!["HINCRBY", k, f, *rng.pick(INCREMENTS)]),
+        13 => Op::new(random_members_args(rng, "HRANDFIELD", k), Cmp::Unordered),
         _ => scan_op(rng, "HSCAN", Some(k)),
     }
 }
@@ -380,6 +384,7 @@ fn set_op(rng: &mut Rng) -> Op {
         // A count above the member universe pops everything: deterministic as a set.
         7 => Op::new(args!["SPOP", k, "10"], Cmp::Unordered),
         8 => scan_op(rng, "SSCAN", Some(k)),
+        10 => exact(intercard_args(rng, "SINTERCARD", k, SETS)),
         _ => exact(args!["SADD", k, m]),
     }
 }
@@ -422,6 +427,17 @@ fn zset_op(rng: &mut Rng) -> Op {
             exact(args)
         }
         13 => exact(args![*rng.pick(&["ZRANK", "ZREVRANK"]), k, m]),
+        10 => match rng.below(3) {
+            0 => {
+                // ZRANGE's arguments with a destination before the source.
+                let mut args = zrange_args(rng, k);
+                args[0] = "ZRANGESTORE".into();
+                args.insert(1, key(rng, ZSETS));
+                exact(args)
+            }
+            1 => exact(intercard_args(rng, "ZINTERCARD", k, ZSETS)),
+            _ => Op::new(random_members_args(rng, "ZRANDMEMBER", k), Cmp::Unordered),
+        },
         3 => exact(args!["ZREM", k, m, *rng.pick(MEMBERS)]),
         4 => exact(args!["ZCARD", k]),
         5 => exact(args!["ZSCORE", k, m]),
@@ -447,6 +463,34 @@ fn zset_op(rng: &mut Rng) -> Op {
 
 /// ZRANGE in its Redis 6.2 form: by rank, score or member, maybe reversed, limited, with
 /// scores (including the combinations Redis refuses).
+/// SINTERCARD or ZINTERCARD over `k` and keys of `pool`, sometimes with a LIMIT or a bad
+/// count.
+fn intercard_args(rng: &mut Rng, name: &str, k: String, pool: &[&str]) -> Vec<String> {
+    let numkeys = *rng.pick(&["1", "2", "2", "2", "0", "3", "x"]);
+    let mut args = args![name, numkeys, k, key(rng, pool)];
+    if rng.chance(40) {
+        args.extend(args!["LIMIT", *rng.pick(&["0", "1", "2", "-1", "x"])]);
+    }
+    args
+}
+
+/// HRANDFIELD or ZRANDMEMBER with a count whose reply is determined as a multiset: one
+/// above every collection's size, zero, or not a count; sometimes WITHVALUES/WITHSCORES.
+fn random_members_args(rng: &mut Rng, name: &str, k: String) -> Vec<String> {
+    let mut args = args![name, k, *rng.pick(&["10", "10", "0", "x"])];
+    if rng.chance(50) {
+        args.push(
+            if name == "HRANDFIELD" {
+                "WITHVALUES"
+            } else {
+                "WITHSCORES"
+            }
+            .into(),
+        );
+    }
+    args
+}
+
 fn zrange_args(rng: &mut Rng, k: String) -> Vec<String> {
     let by = *rng.pick(&["", "BYSCORE", "BYLEX"]);
     let mut args = match by {
@@ -673,6 +717,181 @@ fn lpos_args(rng: &mut Rng, k: String) -> Vec<String> {
             2 => args.extend(args!["MAXLEN", *rng.pick(&["0", "1", "3", "-1"])]),
             _ => args.push(rng.pick(&["RANK", "bogus"]).to_string()),
         }
+    }
+    args
+}
+
+/// Bit offsets: small mostly, sometimes far (a longer string), sometimes invalid.
+const BIT_OFFSETS: &[&str] = &[
+    "0", "1", "3", "7", "8", "9", "15", "16", "23", "31", "40", "63", "64", "100",
+];
+const FAR_BIT_OFFSETS: &[&str] = &["1000", "8191", "100000"];
+const BAD_BIT_OFFSETS: &[&str] = &["-1", "x", "", "1.5", "01", "4294967296", "#1"];
+/// BITCOUNT and BITPOS range ends, in bytes or bits.
+const BIT_INDEXES: &[&str] = &[
+    "0", "1", "2", "3", "5", "7", "9", "15", "30", "100", "-1", "-2", "-3", "-10", "-100", "x",
+];
+const BIT_UNITS: &[&str] = &["BIT", "BYTE", "bit", "Byte", "bits"];
+const FIELD_TYPES: &[&str] = &[
+    "u1", "u2", "u4", "i5", "u8", "i8", "i13", "u16", "i16", "u32", "i63", "i64", "u63",
+];
+const BAD_FIELD_TYPES: &[&str] = &["u64", "i65", "i0", "U8", "x", "8"];
+const FIELD_OFFSETS: &[&str] = &[
+    "0", "1", "4", "7", "8", "12", "17", "31", "40", "#0", "#1", "#3",
+];
+const FIELD_VALUES: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "5",
+    "100",
+    "127",
+    "-128",
+    "255",
+    "300",
+    "-300",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "x",
+];
+
+/// A bit offset for SETBIT or GETBIT (a read may also look at the last valid bit).
+fn bit_offset(rng: &mut Rng, read: bool) -> String {
+    let offset = match rng.below(20) {
+        0 => *rng.pick(FAR_BIT_OFFSETS),
+        1 => *rng.pick(BAD_BIT_OFFSETS),
+        2 if read => "4294967295",
+        _ => *rng.pick(BIT_OFFSETS),
+    };
+    offset.to_string()
+}
+
+/// Bitmap commands, on keys of their own and on a string key (where they meet SET's values
+/// and TTLs): SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD and BITFIELD_RO, with small
+/// offsets mostly, negative and reversed ranges, both units, wrong types and bad arguments,
+/// and runs of ones (so that BITPOS looks for a 0 where there is none).
+fn bit_op(rng: &mut Rng) -> Op {
+    let k = key(rng, BITMAPS);
+    let args = match rng.below(14) {
+        0 | 1 => args![
+            "SETBIT",
+            k,
+            bit_offset(rng, false),
+            *rng.pick(&["0", "1", "1", "0", "2", "-1", "x"])
+        ],
+        2 => args!["GETBIT", k, bit_offset(rng, true)],
+        3 | 4 => bitcount_args(rng, k),
+        5 | 6 => bitpos_args(rng, k),
+        7 => bitop_args(rng),
+        8..=10 => bitfield_args(rng, k, "BITFIELD"),
+        11 => bitfield_args(rng, k, "BITFIELD_RO"),
+        12 => args![
+            "BITFIELD",
+            k,
+            "SET",
+            *rng.pick(&["i64", "i32", "u16", "i12"]),
+            *rng.pick(&["0", "#0", "#1", "4", "9"]),
+            *rng.pick(&["-1", "-1", "-2", "-256", "0"])
+        ],
+        _ => args!["BITOP", "NOT", k.clone(), k],
+    };
+    Op::new(args, Cmp::Exact)
+}
+
+/// `BITCOUNT key [start end [BYTE|BIT]]`, now and then with a missing end or an extra word.
+fn bitcount_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let mut args = args!["BITCOUNT", k];
+    match rng.below(8) {
+        0 => {}
+        1 => args.push(rng.pick(BIT_INDEXES).to_string()),
+        _ => {
+            args.extend(args![*rng.pick(BIT_INDEXES), *rng.pick(BIT_INDEXES)]);
+            if rng.chance(50) {
+                args.push(rng.pick(BIT_UNITS).to_string());
+            }
+        }
+    }
+    if rng.chance(3) {
+        args.push("extra".into());
+    }
+    args
+}
+
+/// `BITPOS key bit [start [end [BYTE|BIT]]]`, now and then a bad bit or an extra word.
+fn bitpos_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let bit = *rng.pick(&["0", "1", "0", "1", "2", "x"]);
+    let mut args = args!["BITPOS", k, bit];
+    let extra = rng.below(4);
+    if extra >= 1 {
+        args.push(rng.pick(BIT_INDEXES).to_string());
+    }
+    if extra >= 2 {
+        args.push(rng.pick(BIT_INDEXES).to_string());
+    }
+    if extra >= 3 {
+        args.push(rng.pick(BIT_UNITS).to_string());
+    }
+    if rng.chance(3) {
+        args.push("extra".into());
+    }
+    args
+}
+
+/// `BITOP op destkey key...`: any destination (other types are replaced), sources mostly
+/// strings, NOT now and then with two sources, a bad operation rarely.
+fn bitop_args(rng: &mut Rng) -> Vec<String> {
+    let op = *rng.pick(&["AND", "OR", "XOR", "NOT", "and", "Xor", "NOT", "nand"]);
+    let mut args = args!["BITOP", op, key(rng, BITMAPS)];
+    let sources = if op == "NOT" && rng.chance(80) {
+        1
+    } else {
+        1 + rng.below(3)
+    };
+    for _ in 0..sources {
+        let source = if rng.chance(20) {
+            "missing".to_string()
+        } else {
+            key(rng, BITMAPS)
+        };
+        args.push(source);
+    }
+    args
+}
+
+/// `BITFIELD key` (or BITFIELD_RO) with up to four subcommands: GET, SET, INCRBY (mostly
+/// valid types and small offsets), OVERFLOW, and now and then a bad type, offset, value or
+/// word, or a subcommand cut short.
+fn bitfield_args(rng: &mut Rng, k: String, name: &str) -> Vec<String> {
+    let mut args = args![name, k];
+    let writes = if name == "BITFIELD_RO" { 5 } else { 50 };
+    for _ in 0..rng.below(5) {
+        let ty = if rng.chance(5) {
+            *rng.pick(BAD_FIELD_TYPES)
+        } else {
+            *rng.pick(FIELD_TYPES)
+        };
+        let offset = match rng.below(30) {
+            0 => *rng.pick(&["-1", "x", "#", "#-1", "4294967296"]),
+            1 => "1000",
+            _ => *rng.pick(FIELD_OFFSETS),
+        };
+        match rng.below(100) {
+            0..=3 => args.push(rng.pick(&["BOGUS", "GET", "SET"]).to_string()),
+            4..=14 => args.extend(args![
+                "OVERFLOW",
+                *rng.pick(&["WRAP", "SAT", "FAIL", "sat", "fail", "bogus"])
+            ]),
+            n if n < 15 + writes => args.extend(args![
+                *rng.pick(&["SET", "INCRBY", "set", "incrby"]),
+                ty,
+                offset,
+                *rng.pick(FIELD_VALUES)
+            ]),
+            _ => args.extend(args![*rng.pick(&["GET", "get"]), ty, offset]),
+        }
+    }
+    if rng.chance(3) {
+        args.push("GET".into());
     }
     args
 }
@@ -1592,8 +1811,564 @@ fn copy_move_and_renamenx_match_redis() {
     lockstep(&script);
 }
 
+/// The bitmap commands' edge cases: SETBIT's and GETBIT's offset and bit checks (in Redis's
+/// order, before the type), BITCOUNT's and BITPOS's ranges and special cases, BITOP's
+/// destination (replaced without a TTL, deleted by an empty result), BITFIELD's types,
+/// `#` offsets, overflow modes and errors, BITFIELD_RO, kept TTLs, and which of them
+/// touch a WATCHed key.
+#[test]
+fn bitmap_commands_match_redis() {
+    let within = Cmp::Within(2);
+    let script = [
+        Run(&["RPUSH", "list", "a"], EXACT),
+        Run(&["SETBIT", "b", "7", "1"], EXACT),
+        Run(&["SETBIT", "b", "7", "0"], EXACT),
+        Run(&["GET", "b"], EXACT),
+        Run(&["SETBIT", "b", "17", "1"], EXACT),
+        Run(&["GET", "b"], EXACT),
+        Run(&["SETBIT", "b", "4294967296", "1"], EXACT),
+        Run(&["SETBIT", "b", "-1", "1"], EXACT),
+        Run(&["SETBIT", "b", "x", "1"], EXACT),
+        Run(&["SETBIT", "b", "1", "2"], EXACT),
+        Run(&["SETBIT", "b", "1", "-1"], EXACT),
+        Run(&["SETBIT", "b", "1", "x"], EXACT),
+        Run(&["SETBIT", "list", "x", "1"], EXACT),
+        Run(&["SETBIT", "list", "1", "x"], EXACT),
+        Run(&["SETBIT", "list", "1", "1"], EXACT),
+        Run(&["SETBIT", "b", "1\u{0}junk", "1"], EXACT),
+        Run(&["GETBIT", "b", "1"], EXACT),
+        Run(&["GETBIT", "list", "x"], EXACT),
+        Run(&["GETBIT", "list", "1"], EXACT),
+        Run(&["GETBIT", "nokey", "5"], EXACT),
+        Run(&["GETBIT", "b", "4294967295"], EXACT),
+        Run(&["GETBIT", "b", "4294967296"], EXACT),
+        // Integers are strings to the bit commands.
+        Run(&["SET", "n", "10"], EXACT),
+        Run(&["SETBIT", "n", "1", "0"], EXACT),
+        Run(&["GETBIT", "n", "2"], EXACT),
+        Run(&["GET", "n"], EXACT),
+        // The TTL stays.
+        Run(&["SET", "t", "abc", "EX", "100"], EXACT),
+        Run(&["SETBIT", "t", "100", "1"], EXACT),
+        Run(&["TTL", "t"], within),
+        Run(&["BITFIELD", "t", "SET", "u8", "0", "65"], EXACT),
+        Run(&["TTL", "t"], within),
+        Run(&["GET", "t"], EXACT),
+        // BITCOUNT: redis.io's examples, then ranges and argument checks.
+        Run(&["SET", "f", "foobar"], EXACT),
+        Run(&["BITCOUNT", "f"], EXACT),
+        Run(&["BITCOUNT", "f", "0", "0"], EXACT),
+        Run(&["BITCOUNT", "f", "1", "1"], EXACT),
+        Run(&["BITCOUNT", "f", "1", "1", "BYTE"], EXACT),
+        Run(&["BITCOUNT", "f", "5", "30", "BIT"], EXACT),
+        Run(&["BITCOUNT", "f", "-30", "-26", "bit"], EXACT),
+        Run(&["BITCOUNT", "f", "-5", "-6"], EXACT),
+        Run(&["BITCOUNT", "f", "-100", "100"], EXACT),
+        Run(&["BITCOUNT", "f", "-1", "-2", "FOO"], EXACT),
+        Run(&["BITCOUNT", "f", "1", "2", "FOO"], EXACT),
+        Run(&["BITCOUNT", "f", "1"], EXACT),
+        Run(&["BITCOUNT", "f", "1", "2", "BIT", "x"], EXACT),
+        Run(&["BITCOUNT", "f", "x", "1"], EXACT),
+        Run(&["BITCOUNT", "nokey", "x"], EXACT),
+        Run(&["BITCOUNT", "list", "x"], EXACT),
+        Run(&["SET", "empty", ""], EXACT),
+        Run(&["BITCOUNT", "empty", "0", "-1"], EXACT),
+        // BITPOS: redis.io's examples, then the special cases.
+        Run(&["SETRANGE", "p", "0", "\u{0}"], EXACT),
+        Run(&["SETBIT", "p", "8", "1"], EXACT),
+        Run(&["BITFIELD", "p", "SET", "u16", "9", "65504"], EXACT),
+        Run(&["GET", "p"], EXACT),
+        Run(&["BITPOS", "p", "1", "0"], EXACT),
+        Run(&["BITPOS", "p", "1", "2"], EXACT),
+        Run(&["BITPOS", "p", "1", "2", "-1", "BYTE"], EXACT),
+        Run(&["BITPOS", "p", "1", "7", "15", "BIT"], EXACT),
+        Run(&["BITPOS", "p", "0", "7", "15", "bit"], EXACT),
+        Run(&["BITPOS", "p", "0"], EXACT),
+        Run(&["SETBIT", "ones", "23", "1"], EXACT),
+        Run(&["BITOP", "NOT", "ones", "ones"], EXACT),
+        Run(&["BITOP", "NOT", "ones", "ones"], EXACT),
+        Run(&["BITFIELD", "ones", "SET", "i24", "0", "-1"], EXACT),
+        Run(&["BITPOS", "ones", "0"], EXACT),
+        Run(&["BITPOS", "ones", "0", "1"], EXACT),
+        Run(&["BITPOS", "ones", "0", "1", "-1"], EXACT),
+        Run(&["BITPOS", "ones", "0", "0", "-1", "BIT"], EXACT),
+        Run(&["BITPOS", "ones", "0", "5"], EXACT),
+        Run(&["BITPOS", "ones", "1", "-100"], EXACT),
+        Run(&["BITPOS", "ones", "1", "-5", "-6"], EXACT),
+        Run(&["BITPOS", "ones", "1", "-5", "-6", "BIT"], EXACT),
+        Run(&["BITPOS", "f", "1", "-30", "-26", "BIT"], EXACT),
+        Run(&["BITPOS", "f", "0", "5", "30", "BIT"], EXACT),
+        Run(&["BITPOS", "empty", "0"], EXACT),
+        Run(&["BITPOS", "empty", "1"], EXACT),
+        Run(&["BITPOS", "nokey", "1", "x", "y"], EXACT),
+        Run(&["BITPOS", "nokey", "0"], EXACT),
+        Run(&["BITPOS", "nokey", "2"], EXACT),
+        Run(&["BITPOS", "f", "x"], EXACT),
+        Run(&["BITPOS", "list", "1", "x"], EXACT),
+        Run(&["BITPOS", "f", "1", "x"], EXACT),
+        Run(&["BITPOS", "f", "1", "0", "x"], EXACT),
+        Run(&["BITPOS", "f", "1", "0", "1", "x"], EXACT),
+        Run(&["BITPOS", "f", "1", "0", "x", "BIT"], EXACT),
+        Run(&["BITPOS", "f", "1", "0", "1", "BIT", "x"], EXACT),
+        // BITOP: redis.io's example, missing and empty sources, the destination's fate.
+        Run(&["SET", "k2", "abcdef"], EXACT),
+        Run(&["BITOP", "AND", "dest", "f", "k2"], EXACT),
+        Run(&["GET", "dest"], EXACT),
+        Run(&["BITOP", "or", "dest", "f", "nokey", "ones"], EXACT),
+        Run(&["GET", "dest"], EXACT),
+        Run(&["BITOP", "XOR", "dest", "f", "f", "p"], EXACT),
+        Run(&["GET", "dest"], EXACT),
+        Run(&["BITOP", "NOT", "dest", "f", "k2"], EXACT),
+        Run(&["BITOP", "NAND", "dest", "f"], EXACT),
+        Run(&["BITOP", "AND", "dest", "list"], EXACT),
+        Run(&["BITOP", "AND", "dest", "f", "list"], EXACT),
+        Run(&["EXPIRE", "dest", "100"], EXACT),
+        Run(&["BITOP", "NOT", "dest", "n"], EXACT),
+        Run(&["GET", "dest"], EXACT),
+        Run(&["TTL", "dest"], EXACT),
+        Run(&["BITOP", "AND", "list", "f"], EXACT),
+        Run(&["TYPE", "list"], EXACT),
+        Run(&["BITOP", "AND", "dest", "nokey", "empty"], EXACT),
+        Run(&["EXISTS", "dest"], EXACT),
+        Run(&["BITOP", "OR", "nokey2", "nokey"], EXACT),
+        Run(&["EXISTS", "nokey2"], EXACT),
+        Run(&["DEL", "list"], EXACT),
+        Run(&["RPUSH", "list", "a"], EXACT),
+        // BITFIELD: redis.io's examples.
+        Run(
+            &[
+                "BITFIELD", "bf", "INCRBY", "i5", "100", "1", "GET", "u4", "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "BITFIELD", "mk", "INCRBY", "u2", "100", "1", "OVERFLOW", "SAT", "INCRBY", "u2",
+                "102", "1",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "BITFIELD", "mk", "INCRBY", "u2", "100", "1", "OVERFLOW", "SAT", "INCRBY", "u2",
+                "102", "1",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "BITFIELD", "mk", "INCRBY", "u2", "100", "1", "OVERFLOW", "SAT", "INCRBY", "u2",
+                "102", "1",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "BITFIELD", "mk", "INCRBY", "u2", "100", "1", "OVERFLOW", "SAT", "INCRBY", "u2",
+                "102", "1",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "BITFIELD", "mk", "OVERFLOW", "FAIL", "incrby", "u2", "102", "1",
+            ],
+            EXACT,
+        ),
+        Run(&["GET", "mk"], EXACT),
+        // Types, widths and `#` offsets.
+        Run(
+            &[
+                "BITFIELD", "ones", "GET", "i8", "0", "GET", "u1", "0", "GET", "i64", "0", "GET",
+                "u63", "#0", "GET", "i3", "22", "GET", "u8", "20", "get", "i16", "#1",
+            ],
+            EXACT,
+        ),
+        Run(&["BITFIELD", "ones", "GET", "u8", "4294967295"], EXACT),
+        Run(&["BITFIELD", "ones", "GET", "u8", "#536870911"], EXACT),
+        Run(&["BITFIELD", "ones", "GET", "u8", "#536870912"], EXACT),
+        Run(
+            &["BITFIELD", "ones", "GET", "i8", "#9223372036854775807"],
+            EXACT,
+        ),
+        Run(
+            &[
+                "BITFIELD",
+                "w",
+                "SET",
+                "i8",
+                "#1",
+                "-9223372036854775808",
+                "OVERFLOW",
+                "SAT",
+                "SET",
+                "i8",
+                "#2",
+                "-9223372036854775808",
+                "SET",
+                "i8",
+                "#3",
+                "-129",
+                "SET",
+                "i64",
+                "32",
+                "9223372036854775807",
+                "INCRBY",
+                "i64",
+                "32",
+                "1",
+                "OVERFLOW",
+                "WRAP",
+                "INCRBY",
+                "i64",
+                "32",
+                "1",
+                "GET",
+                "i64",
+                "32",
+            ],
+            EXACT,
+        ),
+        Run(&["GET", "w"], EXACT),
+        Run(
+            &[
+                "BITFIELD",
+                "w",
+                "OVERFLOW",
+                "sat",
+                "INCRBY",
+                "u63",
+                "0",
+                "9223372036854775807",
+                "INCRBY",
+                "u63",
+                "0",
+                "-9223372036854775808",
+                "OVERFLOW",
+                "wrap",
+                "INCRBY",
+                "u63",
+                "0",
+                "-1",
+                "INCRBY",
+                "u63",
+                "0",
+                "-9223372036854775808",
+                "SET",
+                "u8",
+                "0",
+                "-1",
+                "OVERFLOW",
+                "SAT",
+                "SET",
+                "u8",
+                "8",
+                "-1",
+                "SET",
+                "u4",
+                "16",
+                "300",
+            ],
+            EXACT,
+        ),
+        Run(&["GET", "w"], EXACT),
+        // Errors, each stopping the command before anything is written.
+        Run(&["BITFIELD", "f", "GET", "u64", "0"], EXACT),
+        Run(&["BITFIELD", "f", "GET", "U8", "0"], EXACT),
+        Run(&["BITFIELD", "f", "GET", "i0", "0"], EXACT),
+        Run(
+            &["BITFIELD", "f", "SET", "u8", "0", "1", "GET", "i65", "0"],
+            EXACT,
+        ),
+        Run(&["BITFIELD", "f", "GET", "u8", "-1"], EXACT),
+        Run(&["BITFIELD", "f", "GET", "u8", "#"], EXACT),
+        Run(&["BITFIELD", "f", "SET", "u8", "0", "x"], EXACT),
+        Run(&["BITFIELD", "f", "INCRBY", "u8", "0", "1.5"], EXACT),
+        Run(
+            &["BITFIELD", "f", "OVERFLOW", "bad", "GET", "u8", "0"],
+            EXACT,
+        ),
+        Run(&["BITFIELD", "f", "GET", "u8"], EXACT),
+        Run(&["BITFIELD", "f", "SET", "u8", "0"], EXACT),
+        Run(&["BITFIELD", "f", "GET", "u8", "0", "OVERFLOW"], EXACT),
+        Run(&["BITFIELD", "f", "FOO"], EXACT),
+        Run(&["BITFIELD", "list", "FOO"], EXACT),
+        Run(&["BITFIELD", "list", "GET", "u8", "0"], EXACT),
+        Run(&["BITFIELD", "list"], EXACT),
+        Run(&["BITFIELD", "list", "SET", "u8", "0", "1"], EXACT),
+        Run(&["GET", "f"], EXACT),
+        Run(&["BITFIELD", "f"], EXACT),
+        Run(&["BITFIELD", "nokey"], EXACT),
+        Run(&["BITFIELD", "nokey", "GET", "u8", "100"], EXACT),
+        Run(&["EXISTS", "nokey"], EXACT),
+        // A write refused by OVERFLOW FAIL still creates the key, grown to the field.
+        Run(
+            &[
+                "BITFIELD", "grown", "OVERFLOW", "FAIL", "INCRBY", "u2", "100", "10",
+            ],
+            EXACT,
+        ),
+        Run(&["STRLEN", "grown"], EXACT),
+        Run(
+            &["BITFIELD_RO", "f", "GET", "u8", "0", "GET", "i4", "#3"],
+            EXACT,
+        ),
+        Run(&["BITFIELD_RO", "f", "SET", "u8", "0", "1"], EXACT),
+        Run(
+            &["BITFIELD_RO", "f", "GET", "u8", "0", "SET", "u8", "x", "1"],
+            EXACT,
+        ),
+        Run(&["BITFIELD_RO", "list", "INCRBY", "u8", "0", "1"], EXACT),
+        Run(&["BITFIELD_RO", "list", "GET", "u8", "0"], EXACT),
+        Run(&["BITFIELD_RO", "nokey"], EXACT),
+        // WATCH: SETBIT and BITFIELD signal the key when they change a bit or create or grow
+        // the string, not otherwise; BITOP always does when it stores a result, and when it
+        // deletes the destination.
+        Run(&["WATCH", "f"], EXACT),
+        Run(&["SETBIT", "f", "0", "0"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["WATCH", "f"], EXACT),
+        Run(&["SETBIT", "f", "1", "0"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["SETBIT", "f", "1", "1"], EXACT),
+        Run(&["WATCH", "f"], EXACT),
+        Run(&["SETBIT", "f", "100", "0"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["WATCH", "f"], EXACT),
+        Run(&["BITFIELD", "f", "GET", "u8", "0"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["WATCH", "f"], EXACT),
+        Run(
+            &[
+                "BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "1000",
+            ],
+            EXACT,
+        ),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["WATCH", "f"], EXACT),
+        Run(
+            &[
+                "BITFIELD", "f", "SET", "u8", "0", "102", "INCRBY", "i4", "4", "0",
+            ],
+            EXACT,
+        ),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["WATCH", "f"], EXACT),
+        Run(
+            &[
+                "BITFIELD", "f", "SET", "u8", "0", "1", "SET", "u8", "0", "102",
+            ],
+            EXACT,
+        ),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["WATCH", "f"], EXACT),
+        Run(&["BITFIELD", "f", "SET", "u8", "200", "0"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["GET", "f"], EXACT),
+        Run(&["WATCH", "nokey"], EXACT),
+        Run(&["BITOP", "AND", "nokey", "nokey2"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["BITOP", "OR", "dest", "f"], EXACT),
+        Run(&["WATCH", "dest"], EXACT),
+        Run(&["BITOP", "OR", "dest", "f"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["WATCH", "dest"], EXACT),
+        Run(&["BITOP", "OR", "dest", "nokey"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["INCR", "runs"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["GET", "runs"], EXACT),
+        // Inside a transaction, and over RESP3 (a refused write is a null).
+        Run(&["MULTI"], EXACT),
+        Run(&["SETBIT", "tx", "3", "1"], EXACT),
+        Run(
+            &[
+                "BITFIELD", "tx", "OVERFLOW", "FAIL", "INCRBY", "u4", "0", "100",
+            ],
+            EXACT,
+        ),
+        Run(&["BITCOUNT", "tx"], EXACT),
+        Run(&["BITPOS", "tx", "1"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Hello(3),
+        Run(
+            &[
+                "BITFIELD", "tx", "OVERFLOW", "FAIL", "INCRBY", "u4", "0", "100",
+            ],
+            EXACT,
+        ),
+        Run(&["BITFIELD_RO", "tx", "GET", "u4", "0"], EXACT),
+        Hello(2),
+        Run(&["KEYS", "*"], Cmp::Unordered),
+    ];
+    lockstep(&script);
+}
+
 /// RENAME of every type, then updates and reads of the renamed value (and of what the
 /// rename replaced): the moved value must behave exactly like one written in place.
+/// SINTERCARD, ZINTERCARD, ZRANGESTORE, and the random-member commands where Redis's reply
+/// is determined: errors, counts of at least the collection's size (compared as sets),
+/// negative counts over one-member collections, zero counts, missing keys, wrong types, and
+/// the RESP3 shapes of WITHVALUES and WITHSCORES.
+#[test]
+fn intercard_rangestore_and_random_members_match_redis() {
+    let set = Cmp::Unordered;
+    let script = [
+        Run(&["SADD", "s1", "a", "b", "c", "d"], EXACT),
+        Run(&["SADD", "s2", "b", "c", "d", "e"], EXACT),
+        Run(&["SADD", "one", "only"], EXACT),
+        Run(&["ZADD", "z1", "1", "a", "2", "b", "3", "c"], EXACT),
+        Run(&["ZADD", "z2", "1", "b", "2", "c", "5", "x"], EXACT),
+        Run(&["ZADD", "zone", "1.5", "only"], EXACT),
+        Run(&["HSET", "h", "f1", "v1", "f2", "v2"], EXACT),
+        Run(&["HSET", "hone", "f", "v"], EXACT),
+        Run(&["SET", "str", "v"], EXACT),
+        // SINTERCARD: the arguments are checked before any key.
+        Run(&["SINTERCARD", "2", "s1", "s2"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "s2", "LIMIT", "2"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "s2", "LIMIT", "0"], EXACT),
+        Run(
+            &["SINTERCARD", "2", "s1", "s2", "limit", "1", "LIMIT", "9"],
+            EXACT,
+        ),
+        Run(&["SINTERCARD", "0", "s1"], EXACT),
+        Run(&["SINTERCARD", "x", "s1"], EXACT),
+        Run(&["SINTERCARD", "3", "s1", "s2"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "s2", "LIMIT", "-1"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "s2", "LIMIT", "x"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "s2", "LIMIT"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "s2", "BOGUS"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "missing"], EXACT),
+        Run(&["SINTERCARD", "2", "missing", "str"], EXACT),
+        Run(&["SINTERCARD", "2", "s1", "z1"], EXACT),
+        Run(&["SINTERCARD", "2", "missing", "str", "LIMIT", "-1"], EXACT),
+        // ZINTERCARD: ZINTER's checks, then LIMIT as its only option.
+        Run(&["ZINTERCARD", "2", "z1", "z2"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "s1"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "z2", "LIMIT", "1"], EXACT),
+        Run(&["ZINTERCARD", "0", "z1"], EXACT),
+        Run(&["ZINTERCARD", "x", "z1"], EXACT),
+        Run(&["ZINTERCARD", "3", "z1", "z2"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "z2", "LIMIT", "-1"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "z2", "LIMIT"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "z2", "WEIGHTS", "1", "2"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "z2", "AGGREGATE", "MAX"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "z2", "WITHSCORES"], EXACT),
+        Run(&["ZINTERCARD", "2", "z1", "str"], EXACT),
+        Run(&["ZINTERCARD", "2", "missing", "str", "LIMIT", "-1"], EXACT),
+        // ZRANGESTORE: every ZRANGE form; the destination of any type is replaced, and an
+        // empty result deletes it.
+        Run(&["ZRANGESTORE", "d", "z1", "0", "-1"], EXACT),
+        Run(&["ZRANGE", "d", "0", "-1", "WITHSCORES"], EXACT),
+        Run(&["ZRANGESTORE", "d", "z1", "0", "-1", "WITHSCORES"], EXACT),
+        Run(
+            &[
+                "ZRANGESTORE",
+                "d",
+                "z1",
+                "(1",
+                "+inf",
+                "BYSCORE",
+                "LIMIT",
+                "0",
+                "1",
+            ],
+            EXACT,
+        ),
+        Run(&["ZRANGE", "d", "0", "-1", "WITHSCORES"], EXACT),
+        Run(
+            &["ZRANGESTORE", "d", "z1", "+", "[b", "BYLEX", "REV"],
+            EXACT,
+        ),
+        Run(&["ZRANGE", "d", "0", "-1"], EXACT),
+        Run(&["ZRANGESTORE", "d", "z1", "-1", "0", "REV"], EXACT),
+        Run(&["ZRANGE", "d", "0", "-1", "WITHSCORES"], EXACT),
+        Run(
+            &["ZRANGESTORE", "d", "z1", "0", "-1", "LIMIT", "0", "1"],
+            EXACT,
+        ),
+        Run(&["ZRANGESTORE", "d", "z1", "x", "1"], EXACT),
+        Run(&["ZRANGESTORE", "d", "z1", "a", "b", "BYSCORE"], EXACT),
+        Run(&["ZRANGESTORE", "d", "z1", "a", "b", "BYLEX"], EXACT),
+        Run(&["ZRANGESTORE", "d", "s1", "0", "-1"], EXACT),
+        Run(&["ZRANGESTORE", "str", "z1", "0", "1"], EXACT),
+        Run(&["TYPE", "str"], EXACT),
+        Run(&["ZRANGESTORE", "d", "z1", "5", "10"], EXACT),
+        Run(&["EXISTS", "d"], EXACT),
+        Run(&["ZRANGESTORE", "d", "missing", "0", "-1"], EXACT),
+        Run(&["SET", "str", "v"], EXACT),
+        // The random-member commands, where the reply is determined.
+        Run(&["SRANDMEMBER", "s1", "10"], set),
+        Run(&["SRANDMEMBER", "s1", "9223372036854775807"], set),
+        Run(&["SRANDMEMBER", "one"], EXACT),
+        Run(&["SRANDMEMBER", "one", "-3"], EXACT),
+        Run(&["SRANDMEMBER", "s1", "0"], EXACT),
+        Run(&["SRANDMEMBER", "s1", "-9223372036854775808"], EXACT),
+        Run(&["SRANDMEMBER", "s1", "1", "2"], EXACT),
+        Run(&["SRANDMEMBER", "missing"], EXACT),
+        Run(&["SRANDMEMBER", "missing", "-2"], EXACT),
+        Run(&["HRANDFIELD", "h", "10"], set),
+        Run(&["HRANDFIELD", "h", "2", "WITHVALUES"], Cmp::Pairs),
+        Run(&["HRANDFIELD", "hone"], EXACT),
+        Run(&["HRANDFIELD", "hone", "-3"], EXACT),
+        Run(&["HRANDFIELD", "hone", "-2", "withvalues"], EXACT),
+        Run(&["HRANDFIELD", "h", "0"], EXACT),
+        Run(&["HRANDFIELD", "h", "x"], EXACT),
+        Run(&["HRANDFIELD", "h", "1", "BOGUS"], EXACT),
+        Run(&["HRANDFIELD", "h", "1", "WITHVALUES", "x"], EXACT),
+        Run(&["HRANDFIELD", "h", "-9223372036854775808"], EXACT),
+        Run(
+            &["HRANDFIELD", "h", "-4611686018427387904", "WITHVALUES"],
+            EXACT,
+        ),
+        Run(&["HRANDFIELD", "missing"], EXACT),
+        Run(&["HRANDFIELD", "missing", "3", "WITHVALUES"], EXACT),
+        Run(&["HRANDFIELD", "str"], EXACT),
+        Run(&["HRANDFIELD", "str", "1"], EXACT),
+        Run(&["ZRANDMEMBER", "z1", "3"], set),
+        Run(&["ZRANDMEMBER", "z1", "5", "WITHSCORES"], Cmp::Pairs),
+        Run(&["ZRANDMEMBER", "zone"], EXACT),
+        Run(&["ZRANDMEMBER", "zone", "-2", "WITHSCORES"], EXACT),
+        Run(&["ZRANDMEMBER", "z1", "0"], EXACT),
+        Run(&["ZRANDMEMBER", "z1", "-9223372036854775808"], EXACT),
+        Run(
+            &["ZRANDMEMBER", "z1", "-9223372036854775807", "WITHSCORES"],
+            EXACT,
+        ),
+        Run(&["ZRANDMEMBER", "z1", "1", "WITHSCORES", "x"], EXACT),
+        Run(&["ZRANDMEMBER", "missing"], EXACT),
+        Run(&["ZRANDMEMBER", "missing", "2"], EXACT),
+        Run(&["ZRANDMEMBER", "str", "2"], EXACT),
+        Hello(3),
+        Run(&["HRANDFIELD", "hone", "-2", "WITHVALUES"], EXACT),
+        Run(&["HRANDFIELD", "h", "5", "WITHVALUES"], set),
+        Run(&["ZRANDMEMBER", "zone", "-2", "WITHSCORES"], EXACT),
+        Run(&["ZRANDMEMBER", "z1", "5", "WITHSCORES"], set),
+        Run(&["ZRANDMEMBER", "zone"], EXACT),
+    ];
+    lockstep(&script);
+}
+
 #[test]
 fn rename_then_update_matches_redis() {
     let script = [

@@ -1,6 +1,7 @@
 //! Commands: the table of every command (name, arity, flags, handler), and dispatch of one
 //! request's arguments to its handler (STYLE.md's frame → command → execute → reply).
 
+mod bits;
 mod blocking;
 mod hashes;
 mod keys;
@@ -118,6 +119,7 @@ impl<E: Engine> Table<E> {
             .chain(server::specs())
             .chain(txn::specs())
             .chain(blocking::specs())
+            .chain(bits::specs())
             .enumerate()
         {
             spec.id = id;
