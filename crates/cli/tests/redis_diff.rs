@@ -174,7 +174,8 @@ fn string_op(rng: &mut Rng) -> Op {
     let k = key(rng, STRINGS);
     let v = *rng.pick(VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(19) {
+    match rng.below(20) {
+        19 => exact(lcs_args(rng, k)),
         0 | 1 => exact(args!["GET", k]),
         17 | 18 => exact(getex_args(rng, k)),
         2 | 3 => exact(set_args(rng, k, v)),
@@ -630,11 +631,83 @@ fn zrangebyscore_args(rng: &mut Rng, k: String) -> Vec<String> {
     args
 }
 
+/// LCS of `k` and another key (sometimes not a string), sometimes with LEN or IDX and its
+/// options.
+fn lcs_args(rng: &mut Rng, k: String) -> Vec<String> {
+    let other = if rng.chance(80) {
+        key(rng, STRINGS)
+    } else {
+        key(rng, ALL_KEYS)
+    };
+    let mut args = args!["LCS", k, other];
+    match rng.below(4) {
+        0 => args.push("LEN".into()),
+        1 => {
+            args.push("IDX".into());
+            if rng.chance(50) {
+                args.extend(args!["MINMATCHLEN", *rng.pick(&["0", "1", "2", "-1", "x"])]);
+            }
+            if rng.chance(50) {
+                args.push("WITHMATCHLEN".into());
+            }
+        }
+        _ => {}
+    }
+    args
+}
+
+/// SORT or SORT_RO of a list, set or sorted set, sometimes with DESC, LIMIT, GET # or
+/// STORE into a list key. ALPHA and numeric sorts have an order Redis defines (numeric ties
+/// go by bytes); BY without a pattern keeps a list's or sorted set's order but a set's hash
+/// order, and any key may hold a set by now, so its reply compares as a multiset, without
+/// LIMIT (unless STORE, which makes Redis sort a set as ALPHA).
+fn sort_op(rng: &mut Rng) -> Op {
+    let pool = *rng.pick(&[LISTS, SETS, ZSETS]);
+    let k = key(rng, pool);
+    let ro = rng.chance(25);
+    let store = !ro && rng.chance(20);
+    let mut args = args![if ro { "SORT_RO" } else { "SORT" }, k];
+    let unsorted = match rng.below(3) {
+        0 => {
+            args.push("ALPHA".into());
+            false
+        }
+        1 => {
+            args.extend(args!["BY", "nosort"]);
+            true
+        }
+        _ => false,
+    };
+    if rng.chance(50) {
+        args.push("DESC".into());
+    }
+    if rng.chance(30) && (store || !unsorted) {
+        args.extend(args![
+            "LIMIT",
+            *rng.pick(&["0", "1", "-1", "5"]),
+            *rng.pick(&["1", "2", "-1", "0"])
+        ]);
+    }
+    if rng.chance(20) {
+        args.extend(args!["GET", "#"]);
+    }
+    if store {
+        args.extend(args!["STORE", key(rng, LISTS)]);
+    }
+    let cmp = if unsorted && !store {
+        Cmp::Unordered
+    } else {
+        Cmp::Exact
+    };
+    Op::new(args, cmp)
+}
+
 fn list_op(rng: &mut Rng) -> Op {
     let k = key(rng, LISTS);
     let v = *rng.pick(LIST_VALUES);
     let exact = |args| Op::new(args, Cmp::Exact);
-    match rng.below(19) {
+    match rng.below(20) {
+        19 => sort_op(rng),
         16 => exact(multi_pop_args(rng, "LMPOP", LISTS, ["LEFT", "RIGHT"])),
         17 | 18 => exact(args![
             "LINSERT",
@@ -2425,6 +2498,143 @@ fn rename_then_update_matches_redis() {
 
 /// GETEX's expiry changes, read back with TTL and PTTL: set, replaced, persisted, and a time
 /// in the past deleting the key.
+/// SORT and SORT_RO (numeric, ALPHA, BY and GET patterns with hash fields, LIMIT, DESC,
+/// BY without a pattern over lists, sets and sorted sets, STORE), and LCS (the string, LEN,
+/// IDX with MINMATCHLEN and WITHMATCHLEN, in RESP2 and RESP3), with their errors.
+#[test]
+fn sort_and_lcs_match_redis() {
+    let script = [
+        Run(
+            &["RPUSH", "l", "3", "1", "2", "10", "-5", "2.5", " 7", ""],
+            EXACT,
+        ),
+        Run(&["SADD", "s", "c", "a", "b"], EXACT),
+        Run(&["ZADD", "z", "3", "x", "1", "y", "2", "w"], EXACT),
+        Run(&["RPUSH", "la", "b", "a", "c", "B", "a"], EXACT),
+        Run(
+            &[
+                "MSET", "w_a", "3", "w_b", "1", "w_c", "1", "v_a", "A", "v_b", "B",
+            ],
+            EXACT,
+        ),
+        Run(&["HSET", "h_a", "f", "30"], EXACT),
+        Run(&["HSET", "h_b", "f", "10"], EXACT),
+        Run(&["HSET", "h_c", "f", "20", "g", "x"], EXACT),
+        Run(&["SET", "str", "v"], EXACT),
+        Run(&["RPUSH", "bad", "1", "x"], EXACT),
+        Run(&["RPUSH", "huge", "1e400", "1"], EXACT),
+        Run(&["SORT", "l"], EXACT),
+        Run(&["SORT", "l", "DESC"], EXACT),
+        Run(&["SORT", "l", "LIMIT", "1", "2"], EXACT),
+        Run(&["SORT", "l", "LIMIT", "-1", "2"], EXACT),
+        Run(&["SORT", "l", "LIMIT", "2", "-1"], EXACT),
+        Run(&["SORT", "l", "LIMIT", "10", "1"], EXACT),
+        Run(&["SORT", "l", "LIMIT", "0", "0"], EXACT),
+        Run(&["SORT", "l", "LIMIT", "x", "1"], EXACT),
+        Run(&["SORT", "l", "LIMIT", "1"], EXACT),
+        Run(&["SORT", "l", "asc", "DESC", "asc"], EXACT),
+        Run(&["SORT", "la", "ALPHA"], EXACT),
+        Run(&["SORT", "la", "ALPHA", "DESC", "LIMIT", "1", "3"], EXACT),
+        Run(&["SORT", "la"], EXACT),
+        Run(&["SORT", "s", "ALPHA"], EXACT),
+        Run(&["SORT", "s"], EXACT),
+        Run(&["SORT", "z"], EXACT),
+        Run(&["SORT", "z", "ALPHA", "DESC"], EXACT),
+        Run(&["SORT", "z", "BY", "nosort"], EXACT),
+        Run(&["SORT", "z", "BY", "nosort", "DESC"], EXACT),
+        Run(&["SORT", "z", "BY", "nosort", "LIMIT", "1", "1"], EXACT),
+        Run(&["SORT", "l", "BY", "nosort"], EXACT),
+        Run(
+            &["SORT", "l", "BY", "nosort", "DESC", "LIMIT", "1", "2"],
+            EXACT,
+        ),
+        Run(&["SORT", "s", "BY", "nosort"], Cmp::Unordered),
+        // Equal weights (w_b, w_c) fall back to the elements' bytes.
+        Run(&["SORT", "s", "BY", "w_*"], EXACT),
+        Run(&["SORT", "s", "BY", "w_*", "DESC"], EXACT),
+        Run(&["SORT", "s", "BY", "h_*->f"], EXACT),
+        Run(
+            &[
+                "SORT", "s", "BY", "h_*->f", "GET", "#", "GET", "w_*", "GET", "h_*->f", "GET",
+                "nokey", "GET", "h_*->", "GET", "h_*->g", "GET", "v_*",
+            ],
+            EXACT,
+        ),
+        Run(&["SORT", "s", "BY", "v_*", "ALPHA"], EXACT),
+        Run(&["SORT", "s", "BY", "missing_*"], EXACT),
+        Run(&["SORT", "s", "BY", "str_*"], EXACT),
+        Run(&["SORT", "bad"], EXACT),
+        Run(&["SORT", "bad", "BY", "w_*"], EXACT),
+        Run(&["SORT", "huge"], EXACT),
+        Run(&["SORT", "str"], EXACT),
+        Run(&["SORT", "h_a"], EXACT),
+        Run(&["SORT", "missing"], EXACT),
+        Run(&["SORT", "missing", "GET", "#"], EXACT),
+        Run(&["SORT", "s", "BY", "w_*", "STORE", "dst"], EXACT),
+        Run(&["LRANGE", "dst", "0", "-1"], EXACT),
+        Run(&["SORT", "s", "BY", "nosort", "STORE", "dst"], EXACT),
+        Run(&["LRANGE", "dst", "0", "-1"], EXACT),
+        Run(
+            &["SORT", "s", "BY", "nosort", "DESC", "STORE", "dst"],
+            EXACT,
+        ),
+        Run(&["LRANGE", "dst", "0", "-1"], EXACT),
+        Run(
+            &[
+                "SORT", "s", "ALPHA", "GET", "w_*", "GET", "nokey_*", "STORE", "str",
+            ],
+            EXACT,
+        ),
+        Run(&["TYPE", "str"], EXACT),
+        Run(&["LRANGE", "str", "0", "-1"], EXACT),
+        Run(&["RPUSH", "str", "more"], EXACT),
+        Run(&["SORT", "missing", "STORE", "str"], EXACT),
+        Run(&["EXISTS", "str"], EXACT),
+        Run(&["SORT_RO", "s", "STORE", "dst"], EXACT),
+        Run(&["SORT_RO", "s", "ALPHA", "LIMIT", "0", "2"], EXACT),
+        Run(&["SORT", "s", "BOGUS"], EXACT),
+        Run(&["SORT", "l", "BY", "w_*", "GET"], EXACT),
+        // LCS.
+        Run(
+            &[
+                "MSET",
+                "k1",
+                "ohmytext",
+                "k2",
+                "mynewtext",
+                "k3",
+                "abcabcabc",
+                "k4",
+                "acbacbacbzz",
+            ],
+            EXACT,
+        ),
+        Run(&["LCS", "k1", "k2"], EXACT),
+        Run(&["LCS", "k1", "k2", "LEN"], EXACT),
+        Run(&["LCS", "k1", "k2", "IDX"], EXACT),
+        Run(&["LCS", "k1", "k2", "IDX", "MINMATCHLEN", "4"], EXACT),
+        Run(&["LCS", "k1", "k2", "IDX", "WITHMATCHLEN"], EXACT),
+        Run(&["LCS", "k3", "k4", "IDX", "WITHMATCHLEN"], EXACT),
+        Run(
+            &["LCS", "k4", "k3", "idx", "minmatchlen", "2", "withmatchlen"],
+            EXACT,
+        ),
+        Run(&["LCS", "k1", "k2", "LEN", "IDX"], EXACT),
+        Run(&["LCS", "k1", "missing"], EXACT),
+        Run(&["LCS", "missing", "missing", "IDX"], EXACT),
+        Run(&["LCS", "k1", "h_a"], EXACT),
+        Run(&["LCS", "h_a", "missing", "LEN", "IDX"], EXACT),
+        Run(&["LCS", "k1", "k2", "MINMATCHLEN"], EXACT),
+        Run(&["LCS", "k1", "k2", "MINMATCHLEN", "x"], EXACT),
+        Run(&["LCS", "k1", "k2", "MINMATCHLEN", "-5", "IDX"], EXACT),
+        Run(&["LCS", "k1", "k2", "BOGUS"], EXACT),
+        Hello(3),
+        Run(&["LCS", "k1", "k2", "IDX", "WITHMATCHLEN"], EXACT),
+        Run(&["SORT", "s", "BY", "h_*->f", "GET", "nokey"], EXACT),
+    ];
+    lockstep(&script);
+}
+
 #[test]
 fn getex_changes_the_ttl_as_redis_does() {
     let script = [

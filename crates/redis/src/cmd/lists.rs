@@ -7,10 +7,10 @@
 use docdb::reader::ChildRange;
 use docdb::{DocWriteBatch, SubDocument};
 use dockv::value::{PrimitiveValue, Value};
-use dockv::{KeyEntryType, KeyEntryValue};
+use dockv::{HybridTime, KeyEntryType, KeyEntryValue};
 use engine::Engine;
 
-use super::hashes::{ensure_root, leaf_bytes};
+use super::hashes::{ensure_root, leaf_bytes, replace_root};
 use super::strings::normalize_range;
 use super::zsets::write_count;
 use super::{Ctx, MultiPop, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
@@ -292,6 +292,44 @@ fn slice<E: Engine>(
         all.reverse();
         Ok(all.into_iter().take(to + 1 - from).collect())
     }
+}
+
+/// Every element of the list at `dk` (which must be one), front to back.
+pub(super) fn all_elements<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+) -> CmdResult<Vec<Vec<u8>>> {
+    let len = length(r, dk)?;
+    if len <= 0 {
+        return Ok(Vec::new());
+    }
+    let items = slice(ctx, r, dk, 0, len as usize - 1, len as usize)?;
+    Ok(items.iter().map(|(_, doc)| leaf_bytes(doc)).collect())
+}
+
+/// Replaces whatever is at `dst` with a list of `items` (none deletes it).
+pub(super) fn store_list<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    batch: &mut DocWriteBatch<'_, E>,
+    dst: &[u8],
+    ht: HybridTime,
+    items: &[Vec<u8>],
+) -> CmdResult<()> {
+    let store = ctx.store();
+    replace_root(ctx, batch, dst, ht, RedisType::List, items.is_empty())?;
+    if items.is_empty() {
+        store.forget_list_bounds(dst);
+        return Ok(());
+    }
+    let values: Vec<PrimitiveValue> = items
+        .iter()
+        .map(|item| PrimitiveValue::String(item.clone()))
+        .collect();
+    let (low, high) = batch.push_list(dst, &values, None, false)?;
+    write_count(batch, dst, items.len() as i64)?;
+    store.set_list_bounds(dst, low, high);
+    Ok(())
 }
 
 fn lrange<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

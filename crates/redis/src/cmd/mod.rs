@@ -3,12 +3,15 @@
 
 mod bits;
 mod blocking;
+mod geo;
 mod hashes;
+mod hyperloglog;
 mod keys;
 mod lists;
 mod sample;
 mod server;
 mod sets;
+mod sort;
 mod strings;
 mod timeseries;
 mod txn;
@@ -115,11 +118,14 @@ impl<E: Engine> Table<E> {
             .chain(sets::specs())
             .chain(zsets::specs())
             .chain(lists::specs())
+            .chain(sort::specs())
             .chain(timeseries::specs())
             .chain(server::specs())
             .chain(txn::specs())
             .chain(blocking::specs())
             .chain(bits::specs())
+            .chain(geo::specs())
+            .chain(hyperloglog::specs())
             .enumerate()
         {
             spec.id = id;

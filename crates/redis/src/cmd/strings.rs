@@ -37,6 +37,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("incrby", 3, WRITE, 1, incrby),
         spec("decrby", 3, WRITE, 1, decrby),
         spec("incrbyfloat", 3, WRITE, 1, incrbyfloat),
+        spec("lcs", -3, READONLY, 1, lcs),
     ]
 }
 
@@ -544,4 +545,181 @@ fn incrbyfloat<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             Frame::Bulk(next.into_bytes()),
         ))
     })
+}
+
+/// A run of LCS matches: positions in the first string, in the second, and its length.
+#[derive(Debug, PartialEq, Eq)]
+struct MatchRange {
+    a: (usize, usize),
+    b: (usize, usize),
+    len: usize,
+}
+
+/// The longest common subsequence of `a` and `b` and its runs of contiguous matches from
+/// the end back (those of at least `min_len` bytes), walked as Redis 7.0's `lcsCommand`
+/// walks its table, so that ties and runs come out as Redis's do. `table` is the
+/// `(a.len() + 1) * (b.len() + 1)` DP table, computed here.
+fn lcs_walk(a: &[u8], b: &[u8], min_len: usize) -> (Vec<u8>, Vec<MatchRange>) {
+    let width = b.len() + 1;
+    let mut table = vec![0u32; (a.len() + 1) * width];
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            table[i * width + j] = if a[i - 1] == b[j - 1] {
+                table[(i - 1) * width + j - 1] + 1
+            } else {
+                table[(i - 1) * width + j].max(table[i * width + j - 1])
+            };
+        }
+    }
+    let mut common = Vec::with_capacity(table[a.len() * width + b.len()] as usize);
+    let mut ranges = Vec::new();
+    // The run being tracked: its first positions in `a` and `b`, and its last in `a`.
+    let mut run: Option<(usize, usize, usize, usize)> = None;
+    let (mut i, mut j) = (a.len(), b.len());
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            common.push(a[i - 1]);
+            match &mut run {
+                None => run = Some((i - 1, i - 1, j - 1, j - 1)),
+                // Contiguous: the run grows backward.
+                Some((a_start, _, b_start, _)) if *a_start == i && *b_start == j => {
+                    *a_start -= 1;
+                    *b_start -= 1;
+                }
+                // Redis ends the run here without starting one at this match.
+                Some(_) => emit = true,
+            }
+            if run.is_some_and(|(a_start, _, b_start, _)| a_start == 0 || b_start == 0) {
+                emit = true;
+            }
+            i -= 1;
+            j -= 1;
+        } else {
+            if table[(i - 1) * width + j] > table[i * width + j - 1] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = run.is_some();
+        }
+        if emit && let Some((a_start, a_end, b_start, b_end)) = run.take() {
+            let len = a_end - a_start + 1;
+            if len >= min_len {
+                ranges.push(MatchRange {
+                    a: (a_start, a_end),
+                    b: (b_start, b_end),
+                    len,
+                });
+            }
+        }
+    }
+    common.reverse();
+    (common, ranges)
+}
+
+/// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest common
+/// subsequence of two strings (a missing key is empty), its length, or its runs of matches.
+fn lcs<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let ht = ctx.read_time();
+    let mut strings = Vec::with_capacity(2);
+    for i in [1, 2] {
+        match ctx.key_info(&ctx.key(i), ht)? {
+            None => strings.push(Vec::new()),
+            Some(info) if info.kind == RedisType::String => strings.push(info.string_value()),
+            Some(_) => {
+                return Err(CmdError::err(
+                    "The specified keys must contain string values",
+                ));
+            }
+        }
+    }
+    let (mut idx, mut len, mut with_len, mut min_len) = (false, false, false, 0);
+    let mut i = 3;
+    while i < ctx.args.len() {
+        let arg = ctx.arg(i);
+        match () {
+            _ if is(arg, "idx") => idx = true,
+            _ if is(arg, "len") => len = true,
+            _ if is(arg, "withmatchlen") => with_len = true,
+            _ if is(arg, "minmatchlen") && i + 1 < ctx.args.len() => {
+                min_len = usize::try_from(int_arg(ctx.arg(i + 1))?).unwrap_or(0);
+                i += 1;
+            }
+            _ => return Err(CmdError::Syntax),
+        }
+        i += 1;
+    }
+    if idx && len {
+        return Err(CmdError::err(
+            "If you want both the length and indexes, please just use IDX.",
+        ));
+    }
+    let (a, b) = (&strings[0], &strings[1]);
+    let cells = (a.len() as u64 + 1).saturating_mul(b.len() as u64 + 1);
+    if cells.saturating_mul(4) > ctx.core.config().limits.max_bulk_len as u64 {
+        return Err(CmdError::err(
+            "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+        ));
+    }
+    let (common, ranges) = lcs_walk(a, b, min_len);
+    if len {
+        return Ok(Frame::Integer(common.len() as i64));
+    }
+    if !idx {
+        return Ok(Frame::Bulk(common));
+    }
+    let pair = |(start, end): (usize, usize)| {
+        Frame::Array(vec![
+            Frame::Integer(start as i64),
+            Frame::Integer(end as i64),
+        ])
+    };
+    let matches = ranges
+        .into_iter()
+        .map(|range| {
+            let mut item = vec![pair(range.a), pair(range.b)];
+            if with_len {
+                item.push(Frame::Integer(range.len as i64));
+            }
+            Frame::Array(item)
+        })
+        .collect();
+    Ok(Frame::Map(vec![
+        (Frame::Bulk(b"matches".to_vec()), Frame::Array(matches)),
+        (
+            Frame::Bulk(b"len".to_vec()),
+            Frame::Integer(common.len() as i64),
+        ),
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// redis.io's LCS example: ohmytext and mynewtext.
+    #[test]
+    fn lcs_matches_the_documented_example() {
+        let (common, ranges) = lcs_walk(b"ohmytext", b"mynewtext", 0);
+        assert_eq!(common, b"mytext");
+        assert_eq!(
+            ranges,
+            vec![
+                MatchRange {
+                    a: (4, 7),
+                    b: (5, 8),
+                    len: 4
+                },
+                MatchRange {
+                    a: (2, 3),
+                    b: (0, 1),
+                    len: 2
+                },
+            ]
+        );
+        let (_, long_only) = lcs_walk(b"ohmytext", b"mynewtext", 4);
+        assert_eq!(long_only.len(), 1);
+        assert_eq!(lcs_walk(b"", b"abc", 0), (Vec::new(), Vec::new()));
+    }
 }

@@ -19,7 +19,7 @@ use crate::number::{float_arg, format_double, int_arg, parse_f64};
 use crate::store::{self, Reads, RedisType};
 
 /// (score, member) pairs.
-type Scored = Vec<(f64, Vec<u8>)>;
+pub(super) type Scored = Vec<(f64, Vec<u8>)>;
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -93,7 +93,7 @@ fn as_stored(score: f64) -> f64 {
 }
 
 /// Scores are stored as keys; -0 and 0 are one score.
-fn score_key(score: f64) -> KeyEntryValue {
+pub(super) fn score_key(score: f64) -> KeyEntryValue {
     KeyEntryValue::double(as_stored(score))
 }
 
@@ -136,7 +136,7 @@ fn reverse_path(dk: &[u8], member: &[u8]) -> Vec<u8> {
 }
 
 /// The score of `member`, if it is in the (existing) sorted set.
-fn score_of<E: Engine>(
+pub(super) fn score_of<E: Engine>(
     r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     member: &[u8],
@@ -175,13 +175,14 @@ pub(super) fn write_count<E: Engine>(
     Ok(())
 }
 
+/// ZADD's options (GEOADD passes on NX, XX and CH).
 #[derive(Default)]
-struct ZaddFlags {
-    nx: bool,
-    xx: bool,
+pub(super) struct ZaddFlags {
+    pub(super) nx: bool,
+    pub(super) xx: bool,
     gt: bool,
     lt: bool,
-    ch: bool,
+    pub(super) ch: bool,
     incr: bool,
 }
 
@@ -242,7 +243,8 @@ fn zincrby<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     zadd_pairs(ctx, &flags, pairs)
 }
 
-fn zadd_pairs<E: Engine>(
+/// ZADD of `pairs` to the key at argument 1 with `flags` (GEOADD's too).
+pub(super) fn zadd_pairs<E: Engine>(
     ctx: &mut Ctx<'_, '_, E>,
     flags: &ZaddFlags,
     pairs: Scored,
@@ -377,7 +379,7 @@ fn zscore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 }
 
 /// `(score, member)` entries of the score index within `range` (score children), flattened.
-fn entries<E: Engine>(
+pub(super) fn entries<E: Engine>(
     r: &mut Reads<'_, '_, E>,
     dk: &[u8],
     range: &ChildRange,
@@ -1184,7 +1186,7 @@ fn combine_store<E: Engine>(ctx: &mut Ctx<'_, '_, E>, op: Combine) -> CmdResult<
 
 /// Replaces whatever is at `dst` with a sorted set of `members` (none deletes it); replies
 /// with their number.
-fn store_scored<E: Engine>(
+pub(super) fn store_scored<E: Engine>(
     ctx: &Ctx<'_, '_, E>,
     batch: &mut DocWriteBatch<'_, E>,
     dst: &[u8],
@@ -1207,4 +1209,13 @@ fn store_scored<E: Engine>(
     }
     ctx.store().forget_list_bounds(dst);
     Ok(Frame::Integer(members.len() as i64))
+}
+
+/// The members of the sorted set at `dk` (which must be one) in score order.
+pub(super) fn members_in_order<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+) -> CmdResult<Vec<Vec<u8>>> {
+    let all = entries(r, dk, &ChildRange::default())?;
+    Ok(all.into_iter().map(|(_, member)| member).collect())
 }
