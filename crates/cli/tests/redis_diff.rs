@@ -90,6 +90,7 @@ const LISTS: &[&str] = &["l1", "l2"];
 const BITMAPS: &[&str] = &["b1", "b2", "s1"];
 const ALL_KEYS: &[&str] = &[
     "s1", "s2", "n1", "h1", "h2", "set1", "set2", "z1", "z2", "l1", "l2", "b1", "b2", "missing",
+    "hll1", "hll2", "hll3", "g1", "g2",
 ];
 
 const VALUES: &[&str] = &[
@@ -129,6 +130,7 @@ const FLOATS: &[&str] = &[
 ];
 const SCORES: &[&str] = &[
     "0", "1", "-1", "1.5", "0.1", "2.5e1", "-inf", "+inf", "3", "7", "abc", "nan", "-0.3", "1e20",
+    "0x10", "1e400", "4e-320",
 ];
 const SCORE_BOUNDS: &[&str] = &[
     "-inf", "+inf", "0", "1", "(1", "(0", "1.5", "5", "(5", "abc", "(-inf", "3",
@@ -158,7 +160,7 @@ fn key(rng: &mut Rng, pool: &[&str]) -> String {
 
 /// One random command. `now` (Unix seconds) anchors absolute expiry times in the future.
 fn random_op(rng: &mut Rng, now: u64) -> Op {
-    match rng.below(110) {
+    match rng.below(126) {
         0..=19 => string_op(rng),
         20..=33 => key_op(rng, now),
         34..=48 => hash_op(rng),
@@ -166,7 +168,9 @@ fn random_op(rng: &mut Rng, now: u64) -> Op {
         61..=76 => zset_op(rng),
         77..=94 => list_op(rng),
         95..=99 => misc_op(rng),
-        _ => bit_op(rng),
+        100..=109 => bit_op(rng),
+        110..=117 => hll_op(rng),
+        _ => geo_op(rng),
     }
 }
 
@@ -969,6 +973,194 @@ fn bitfield_args(rng: &mut Rng, k: String, name: &str) -> Vec<String> {
     args
 }
 
+/// Geo keys: sorted sets of geohash scores.
+const GEOS: &[&str] = &["g1", "g2"];
+/// Points in clusters (Sicily, around 0,0, both sides of the antimeridian, near the poles'
+/// limits) so that searches find several, and the limits themselves.
+const GEO_POINTS: &[(&str, &str)] = &[
+    ("13.361389", "38.115556"),
+    ("15.087269", "37.502669"),
+    ("13.5", "38"),
+    ("14", "37.9"),
+    ("0", "0"),
+    ("0.001", "-0.001"),
+    ("-0.5", "0.3"),
+    ("180", "0"),
+    ("-180", "0"),
+    ("179.99", "0.01"),
+    ("-179.99", "-0.01"),
+    ("180", "85.05112878"),
+    ("-180", "-85.05112878"),
+    ("45", "85.05"),
+    ("44.9", "85"),
+    ("-120", "-85.0511"),
+    ("100", "66.5"),
+    ("-70", "-80.5"),
+];
+/// Invalid pairs, now and then.
+const BAD_GEO_POINTS: &[(&str, &str)] = &[("200", "0"), ("0", "85.06"), ("x", "1"), ("1", "inf")];
+const GEO_MEMBERS: &[&str] = &["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
+const GEO_DISTANCES: &[&str] = &["0", "1", "50", "150", "200", "500", "3000", "20000", "0.5"];
+const GEO_UNITS: &[&str] = &["km", "km", "KM", "m", "mi", "ft"];
+
+/// A point's longitude and latitude arguments (rarely invalid).
+fn geo_point(rng: &mut Rng, args: &mut Vec<String>) {
+    let points = if rng.chance(3) {
+        BAD_GEO_POINTS
+    } else {
+        GEO_POINTS
+    };
+    let (lon, lat) = *rng.pick(points);
+    args.extend([lon.to_string(), lat.to_string()]);
+}
+
+/// A radius, width or height (rarely invalid, or infinite).
+fn geo_distance(rng: &mut Rng) -> String {
+    let pool = if rng.chance(4) {
+        &["-1", "x", "inf"][..]
+    } else {
+        GEO_DISTANCES
+    };
+    rng.pick(pool).to_string()
+}
+
+/// A unit (rarely an unknown one).
+fn geo_unit(rng: &mut Rng) -> String {
+    let pool = if rng.chance(2) {
+        &["yd"][..]
+    } else {
+        GEO_UNITS
+    };
+    rng.pick(pool).to_string()
+}
+
+/// GEO commands over their own keys (`key` now and then picks any key, for the wrong types
+/// and for sorted sets whose scores are not geohashes). Searches whose order Redis leaves
+/// unspecified (no ASC, DESC, or COUNT without ANY) compare unordered.
+fn geo_op(rng: &mut Rng) -> Op {
+    let k = key(rng, GEOS);
+    let member = |rng: &mut Rng| rng.pick(GEO_MEMBERS).to_string();
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(20) {
+        0..=4 => {
+            let mut args = args!["GEOADD", k];
+            for flag in ["NX", "XX", "CH"] {
+                if rng.chance(10) {
+                    args.push(flag.into());
+                }
+            }
+            for _ in 0..=rng.below(3) {
+                geo_point(rng, &mut args);
+                args.push(member(rng));
+            }
+            if rng.chance(3) {
+                args.pop();
+            }
+            exact(args)
+        }
+        5 | 6 => {
+            let name = *rng.pick(&["GEOPOS", "GEOHASH"]);
+            let mut args = args![name, k];
+            args.extend((0..=rng.below(3)).map(|_| member(rng)));
+            exact(args)
+        }
+        7 => {
+            let mut args = args!["GEODIST", k, member(rng), member(rng)];
+            if rng.chance(60) {
+                args.push(geo_unit(rng));
+            }
+            exact(args)
+        }
+        8 if rng.chance(30) => exact(args!["ZREM", k, member(rng)]),
+        8 => exact(args!["ZADD", k, *rng.pick(SCORES), member(rng)]),
+        _ => geo_search_op(rng, k),
+    }
+}
+
+/// GEOSEARCH, GEOSEARCHSTORE, GEORADIUS, GEORADIUSBYMEMBER and their _RO forms, with
+/// random options (now and then a wrong one).
+fn geo_search_op(rng: &mut Rng, k: String) -> Op {
+    let (distance, unit) = (geo_distance, geo_unit);
+    let store = rng.chance(25);
+    let mut args = match rng.below(4) {
+        0 | 1 if store => args!["GEOSEARCHSTORE", key(rng, GEOS), k],
+        0 | 1 => args!["GEOSEARCH", k],
+        2 => {
+            let mut args = args![if store { "GEORADIUS" } else { "GEORADIUS_RO" }, k];
+            geo_point(rng, &mut args);
+            args.extend([distance(rng), unit(rng)]);
+            args
+        }
+        _ => {
+            let name = if store {
+                "GEORADIUSBYMEMBER"
+            } else {
+                "GEORADIUSBYMEMBER_RO"
+            };
+            let member = rng.pick(GEO_MEMBERS).to_string();
+            args![name, k, member, distance(rng), unit(rng)]
+        }
+    };
+    if args[0].starts_with("GEOSEARCH") {
+        if rng.chance(50) {
+            args.extend(args!["FROMMEMBER", *rng.pick(GEO_MEMBERS)]);
+        } else if rng.chance(95) {
+            args.push("FROMLONLAT".into());
+            geo_point(rng, &mut args);
+        }
+        if rng.chance(50) {
+            args.extend(["BYRADIUS".into(), distance(rng), unit(rng)]);
+        } else if rng.chance(95) {
+            args.extend(["BYBOX".into(), distance(rng), distance(rng), unit(rng)]);
+        }
+    }
+    let sorted = match rng.below(3) {
+        0 => false,
+        1 => {
+            args.push("ASC".into());
+            true
+        }
+        _ => {
+            args.push("DESC".into());
+            true
+        }
+    };
+    let mut ordered = sorted;
+    if rng.chance(40) {
+        let counts = if rng.chance(5) {
+            &["0", "x"][..]
+        } else {
+            &["1", "2", "3", "5"]
+        };
+        args.extend(args!["COUNT", *rng.pick(counts)]);
+        if rng.chance(30) {
+            args.push("ANY".into());
+        } else {
+            ordered = true;
+        }
+    } else if rng.chance(3) {
+        args.push("ANY".into());
+    }
+    if store {
+        if args[0] == "GEOSEARCHSTORE" {
+            if rng.chance(50) {
+                args.push("STOREDIST".into());
+            }
+        } else {
+            let how = *rng.pick(&["STORE", "STOREDIST"]);
+            args.extend(args![how, key(rng, GEOS)]);
+        }
+    }
+    if !store || rng.chance(5) {
+        for with in ["WITHDIST", "WITHHASH", "WITHCOORD"] {
+            if rng.chance(30) {
+                args.push(with.into());
+            }
+        }
+    }
+    Op::new(args, if ordered { Cmp::Exact } else { Cmp::Unordered })
+}
+
 fn misc_op(rng: &mut Rng) -> Op {
     let exact = |args| Op::new(args, Cmp::Exact);
     match rng.below(6) {
@@ -1005,6 +1197,71 @@ fn scan_op(rng: &mut Rng, name: &str, key: Option<String>) -> Op {
         cmp,
         special: Special::ScanAll,
     }
+}
+
+/// HyperLogLogs: keys of their own (`key` now and then picks any key, for the wrong types).
+const HLLS: &[&str] = &["hll1", "hll2", "hll3"];
+/// HLL elements; the last one's register value is 36, too big for a sparse HLL.
+const HLL_ELEMENTS: &[&str] = &["a", "b", "c", "d", "", "1", "hello", "x y", "86f8de7b"];
+
+/// HyperLogLog commands: PFADD of a few elements or (rarely) of hundreds, enough to turn an
+/// HLL dense; PFCOUNT of one key (cached or not) and of several; PFMERGE; PFDEBUG ENCODING
+/// and DECODE; and edits of HLL strings that Redis's HLL code must cope with: the cached
+/// count's stale bit and bytes, the magic, the encoding byte, bytes appended or written far
+/// past a sparse HLL's end (into a dense one's registers).
+fn hll_op(rng: &mut Rng) -> Op {
+    let k = key(rng, HLLS);
+    let args = match rng.below(20) {
+        0..=5 => {
+            let mut args = args!["PFADD", k];
+            for _ in 0..rng.below(5) {
+                args.push(if rng.chance(70) {
+                    rng.pick(HLL_ELEMENTS).to_string()
+                } else {
+                    format!("e{}", rng.below(3000))
+                });
+            }
+            args
+        }
+        6 => {
+            let start = rng.below(3000);
+            let mut args = args!["PFADD", k];
+            args.extend((start..start + 100 + rng.below(500)).map(|n| format!("e{n}")));
+            args
+        }
+        7..=10 => args!["PFCOUNT", k],
+        11 | 12 => {
+            let mut args = args!["PFCOUNT", k];
+            for _ in 0..=rng.below(2) {
+                args.push(key(rng, HLLS));
+            }
+            args
+        }
+        13..=15 => {
+            let mut args = args!["PFMERGE", k];
+            for _ in 0..rng.below(4) {
+                args.push(if rng.chance(15) {
+                    "missing".into()
+                } else {
+                    key(rng, HLLS)
+                });
+            }
+            args
+        }
+        16 => args!["PFDEBUG", *rng.pick(&["ENCODING", "DECODE", "encoding"]), k],
+        17 => match rng.below(10) {
+            0..=3 => args!["SETBIT", k, "120", *rng.pick(&["0", "1"])],
+            4 | 5 => args!["SETRANGE", k, "8", *rng.pick(&["\x05", "\x00\x01", "\x7f"])],
+            6 => args!["SETRANGE", k, *rng.pick(&["0", "3"]), "X"],
+            // Claims dense: of the wrong length unless it was.
+            7 => args!["SETRANGE", k, "4", "\x00"],
+            _ => args!["SETRANGE", k, "5000", "zz"],
+        },
+        18 => args!["APPEND", k, *rng.pick(&["\x01", "x"])],
+        // DEL starts over after the edits above.
+        _ => args![*rng.pick(&["GET", "STRLEN", "DEL"]), k],
+    };
+    Op::new(args, Cmp::Exact)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -2297,8 +2554,404 @@ fn bitmap_commands_match_redis() {
     lockstep(&script);
 }
 
-/// RENAME of every type, then updates and reads of the renamed value (and of what the
-/// rename replaced): the moved value must behave exactly like one written in place.
+/// A [`Step::Run`] of a command written as one line of space-separated words.
+fn run_line(text: &'static str, cmp: Cmp) -> Step {
+    let words: Vec<&'static str> = text.split(' ').collect();
+    Run(Box::leak(words.into_boxed_slice()), cmp)
+}
+
+/// The GEO commands against Redis: scores, positions, hashes and distances (redis.io's
+/// Sicily, the poles' and the antimeridian's limits, sorted-set scores that are not
+/// geohashes), every option of the searches and the STORE forms (their results read back),
+/// each argument error in Redis's order, missing keys and members, wrong types, points on a
+/// search radius's edge and on a box's, COUNT's order of equal distances, and RESP3.
+#[test]
+fn geo_commands_match_redis() {
+    let set = Cmp::Unordered;
+    let script = [
+        run_line("RPUSH list a", EXACT),
+        // GEOADD: redis.io's example, read back as a sorted set.
+        run_line(
+            "GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania",
+            EXACT,
+        ),
+        run_line("TYPE Sicily", EXACT),
+        run_line("ZRANGE Sicily 0 -1 WITHSCORES", EXACT),
+        run_line("ZSCORE Sicily Palermo", EXACT),
+        run_line("GEODIST Sicily Palermo Catania", EXACT),
+        run_line("GEODIST Sicily Palermo Catania km", EXACT),
+        run_line("GEODIST Sicily Palermo Catania MI", EXACT),
+        run_line("GEODIST Sicily Palermo Catania Ft", EXACT),
+        run_line("GEODIST Sicily Palermo Palermo", EXACT),
+        run_line("GEOHASH Sicily Palermo Catania nope", EXACT),
+        run_line("GEOPOS Sicily Palermo Catania nope", EXACT),
+        // GEOADD's options and errors: coordinates are checked before the type.
+        run_line("GEOADD k 1 2", EXACT),
+        run_line("GEOADD k 1 2 m 3", EXACT),
+        run_line("GEOADD k NX XX 1 2 m", EXACT),
+        run_line("GEOADD k nx ch ch", EXACT),
+        run_line("GEOADD k 200 100 m", EXACT),
+        run_line("GEOADD k -180.5 0 m", EXACT),
+        run_line("GEOADD k 0 -85.05112879 m", EXACT),
+        run_line("GEOADD k 1e300 -inf m", EXACT),
+        run_line("GEOADD k x 2 m", EXACT),
+        run_line("GEOADD k 1 nan m", EXACT),
+        run_line("GEOADD k 1 2 m 1 200 n", EXACT),
+        run_line("EXISTS k", EXACT),
+        run_line("GEOADD list 1 200 m", EXACT),
+        run_line("GEOADD list 1 2 m", EXACT),
+        run_line("GEOADD k XX 1 2 m", EXACT),
+        run_line("EXISTS k", EXACT),
+        run_line("GEOADD k CH 1 2 m", EXACT),
+        run_line("GEOADD k ch 1 2 m 1 3 m", EXACT),
+        run_line("GEOADD k xx CH 1 4 m 5 5 n", EXACT),
+        run_line("GEOADD k NX ch 1 5 m 5 5 n", EXACT),
+        run_line("GEOADD k 1 6 m 1 6 m", EXACT),
+        run_line("ZRANGE k 0 -1 WITHSCORES", EXACT),
+        // GEOPOS, GEOHASH, GEODIST: missing keys, wrong types, units.
+        run_line("GEOPOS nokey a b", EXACT),
+        run_line("GEOHASH nokey a", EXACT),
+        run_line("GEOPOS list a", EXACT),
+        run_line("GEOHASH list", EXACT),
+        run_line("GEOPOS k", EXACT),
+        run_line("GEODIST nokey a b", EXACT),
+        run_line("GEODIST nokey a b yd", EXACT),
+        run_line("GEODIST list a b", EXACT),
+        run_line("GEODIST Sicily Palermo nope km", EXACT),
+        run_line("GEODIST Sicily Palermo Catania km x", EXACT),
+        run_line("GEODIST Sicily Palermo", EXACT),
+        // The limits: the largest longitude and latitude overflow the score's 52 bits.
+        run_line(
+            concat!(
+                "GEOADD edge 180 85.05112878 ne -180 -85.05112878 sw 0 0 zero -180 85.05112878 nw ",
+                "180 -85.05112878 se 179.9999 0 east -179.9999 0 west 179.99 85.05 pole"
+            ),
+            EXACT,
+        ),
+        run_line("ZRANGE edge 0 -1 WITHSCORES", EXACT),
+        run_line("GEOPOS edge ne sw zero nw se east west pole", EXACT),
+        run_line("GEOHASH edge ne sw zero nw se east west pole", EXACT),
+        run_line("GEODIST edge east west", EXACT),
+        run_line("GEODIST edge ne sw km", EXACT),
+        run_line("GEODIST edge nw pole", EXACT),
+        run_line("GEORADIUS edge 180 0 50 km WITHDIST ASC", EXACT),
+        run_line("GEORADIUS edge -180 0 50 km WITHDIST ASC", EXACT),
+        run_line(
+            "GEOSEARCH edge FROMMEMBER east BYBOX 100 100 km ASC WITHCOORD",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH edge FROMLONLAT 0 85.05112878 BYRADIUS 20000 km DESC WITHDIST WITHHASH",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH edge FROMMEMBER pole BYBOX 2000 50 km WITHDIST",
+            set,
+        ),
+        run_line(
+            "GEOSEARCH edge FROMLONLAT -179.9 -85 BYRADIUS 600 km WITHCOORD",
+            set,
+        ),
+        // Scores that are not geohashes decode as C converts them.
+        run_line(
+            concat!(
+                "ZADD zz -1 neg 1e20 big inf pinf -inf ninf 1.5 f 9223372036854775808 p63 ",
+                "1.8446744073709550e19 near64 -9.3e18 vneg -0.5 halfneg 4503599627370496 p52"
+            ),
+            EXACT,
+        ),
+        run_line(
+            "GEOPOS zz neg big pinf ninf f p63 near64 vneg halfneg p52",
+            EXACT,
+        ),
+        run_line(
+            "GEOHASH zz neg big pinf ninf f p63 near64 vneg halfneg p52",
+            EXACT,
+        ),
+        run_line("GEODIST zz neg f", EXACT),
+        run_line(
+            "GEORADIUS zz -180 -85 300 km WITHHASH WITHCOORD WITHDIST ASC",
+            EXACT,
+        ),
+        run_line("GEORADIUSBYMEMBER zz f 20000 km WITHHASH ASC", EXACT),
+        // GEORADIUS: every option.
+        run_line(
+            "GEORADIUS Sicily 15 37 200 km WITHDIST WITHCOORD WITHHASH ASC",
+            EXACT,
+        ),
+        run_line("GEORADIUS Sicily 15 37 200 km desc", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km", set),
+        run_line("GEORADIUS Sicily 15 37 100 km", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km COUNT 1", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km COUNT 1 DESC", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km COUNT 1 ANY", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km ANY COUNT 5 ASC", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200000 m WITHDIST ASC", EXACT),
+        run_line("GEORADIUS Sicily 15 37 600000 ft WITHDIST ASC", EXACT),
+        run_line("GEORADIUS Sicily 15 37 130 mi WITHDIST ASC", EXACT),
+        run_line("GEORADIUS Sicily 15 37 0 km", EXACT),
+        run_line("GEORADIUS Sicily 15 37 inf km ASC", EXACT),
+        // Its errors, in Redis's order: type, centre, radius, unit, then the options.
+        run_line("GEORADIUS list 200 0 x km", EXACT),
+        run_line("GEORADIUS nokey 200 0 1 km", EXACT),
+        run_line("GEORADIUS nokey x 0 1 km", EXACT),
+        run_line("GEORADIUS nokey 0 0 -1 km", EXACT),
+        run_line("GEORADIUS nokey 0 0 x km", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 yd", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km COUNT 0", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km COUNT -1", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km COUNT x", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km COUNT", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km ANY", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km STORE", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km BYBOX", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km STOREDIST", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km STORE d WITHDIST", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km junk", EXACT),
+        run_line("GEORADIUS Sicily 15 37", EXACT),
+        // STORE and STOREDIST replace the destination (or delete it when nothing is found).
+        run_line("SET dst string", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km STORE dst", EXACT),
+        run_line("TYPE dst", EXACT),
+        run_line("ZRANGE dst 0 -1 WITHSCORES", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km STOREDIST dst COUNT 1", EXACT),
+        run_line("ZRANGE dst 0 -1 WITHSCORES", EXACT),
+        run_line(
+            "GEORADIUS Sicily 15 37 200 mi STORE x STOREDIST dst DESC",
+            EXACT,
+        ),
+        run_line("ZRANGE dst 0 -1 WITHSCORES", EXACT),
+        run_line("EXISTS x", EXACT),
+        run_line("GEORADIUS Sicily 0 0 1 km STORE dst", EXACT),
+        run_line("EXISTS dst", EXACT),
+        run_line("SET dst string", EXACT),
+        run_line("GEORADIUS nokey 0 0 1 km STORE dst", EXACT),
+        run_line("EXISTS dst", EXACT),
+        run_line("GEORADIUS Sicily 15 37 200 km STORE Sicily", EXACT),
+        run_line("ZRANGE Sicily 0 -1 WITHSCORES", EXACT),
+        run_line("GEORADIUS_RO Sicily 15 37 200 km STORE dst", EXACT),
+        run_line("GEORADIUS_RO Sicily 15 37 200 km WITHDIST ASC", EXACT),
+        // GEORADIUSBYMEMBER: a missing key reads only the options.
+        run_line(
+            "GEORADIUSBYMEMBER Sicily Palermo 200 km WITHDIST ASC",
+            EXACT,
+        ),
+        run_line("GEORADIUSBYMEMBER Sicily nope x km", EXACT),
+        run_line("GEORADIUSBYMEMBER Sicily Palermo x km", EXACT),
+        run_line("GEORADIUSBYMEMBER list m 1 km", EXACT),
+        run_line("GEORADIUSBYMEMBER nokey m x yd", EXACT),
+        run_line("GEORADIUSBYMEMBER nokey m x yd COUNT 0", EXACT),
+        run_line("GEORADIUSBYMEMBER nokey m x yd junk", EXACT),
+        run_line(
+            "GEORADIUSBYMEMBER Sicily Catania 100 km STOREDIST dst",
+            EXACT,
+        ),
+        run_line("ZRANGE dst 0 -1 WITHSCORES", EXACT),
+        run_line(
+            "GEORADIUSBYMEMBER_RO Sicily Catania 200 km COUNT 1 WITHCOORD",
+            EXACT,
+        ),
+        run_line(
+            "GEORADIUSBYMEMBER_RO Sicily Catania 200 km STOREDIST dst",
+            EXACT,
+        ),
+        // GEOSEARCH: FROMMEMBER or FROMLONLAT, BYRADIUS or BYBOX, and their errors.
+        run_line(
+            "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMMEMBER Palermo BYBOX 400 400 km DESC WITHDIST",
+            EXACT,
+        ),
+        run_line("GEOSEARCH Sicily FROMMEMBER Catania BYBOX 400 400 km", set),
+        run_line(
+            "GEOSEARCH Sicily FROMMEMBER Catania BYBOX 300 400 km",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMMEMBER Catania BYBOX 400 130 km",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMMEMBER Catania BYBOX 400 140 km COUNT 2 ANY",
+            EXACT,
+        ),
+        run_line(
+            "geosearch Sicily frommember Palermo frommember Catania byradius 1 m",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km FROMMEMBER Palermo",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMMEMBER Palermo FROMLONLAT 15 37 BYRADIUS 200 km",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km BYBOX 1 1 km",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 1 km BYRADIUS 200 km",
+            EXACT,
+        ),
+        run_line("GeoSearch nokey BYBOX 1 1 m ASC", EXACT),
+        run_line("GeoSearch nokey FROMLONLAT 1 1 ASC WITHDIST", EXACT),
+        run_line("GEOSEARCH nokey BYRADIUS 1 m FROMLONLAT 0 0 ANY", EXACT),
+        run_line("GEOSEARCH nokey FROMMEMBER x BYRADIUS 1 km", EXACT),
+        run_line("GEOSEARCH list FROMMEMBER x BYRADIUS 1 km", EXACT),
+        run_line("GEOSEARCH Sicily FROMMEMBER nope BYRADIUS x km", EXACT),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 91 BYRADIUS x km", EXACT),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS -1 km", EXACT),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX x -1 km", EXACT),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX -1 x km", EXACT),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 -1 km", EXACT),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 1 yd", EXACT),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 37 BYBOX 1 1", EXACT),
+        run_line(
+            "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1 km STOREDIST",
+            EXACT,
+        ),
+        run_line(
+            "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 1 km STORE dst",
+            EXACT,
+        ),
+        run_line("GEOSEARCH Sicily FROMLONLAT 15 37", EXACT),
+        // GEOSEARCHSTORE.
+        run_line(
+            "GEOSEARCHSTORE dst Sicily FROMMEMBER Catania BYRADIUS 500 km",
+            EXACT,
+        ),
+        run_line("ZRANGE dst 0 -1 WITHSCORES", EXACT),
+        run_line(
+            "GEOSEARCHSTORE dst Sicily FROMMEMBER Catania BYRADIUS 500 km STOREDIST DESC COUNT 1",
+            EXACT,
+        ),
+        run_line("ZRANGE dst 0 -1 WITHSCORES", EXACT),
+        run_line(
+            "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYBOX 500 500 mi STOREDIST",
+            EXACT,
+        ),
+        run_line("ZRANGE dst 0 -1 WITHSCORES", EXACT),
+        run_line(
+            "GEOSEARCHSTORE dst Sicily FROMLONLAT 15 37 BYRADIUS 1 m",
+            EXACT,
+        ),
+        run_line("EXISTS dst", EXACT),
+        run_line(
+            "GEOSEARCHSTORE dst Sicily FROMMEMBER Palermo BYRADIUS 1 m WITHDIST",
+            EXACT,
+        ),
+        run_line(
+            "geosearchstore dst nokey FROMLONLAT 1 1 ASC STOREDIST",
+            EXACT,
+        ),
+        run_line("SET dst string", EXACT),
+        run_line("GEOSEARCHSTORE dst nokey FROMMEMBER x BYRADIUS 1 m", EXACT),
+        run_line("EXISTS dst", EXACT),
+        run_line("GEOSEARCHSTORE dst list FROMMEMBER x BYRADIUS 1 m", EXACT),
+        run_line(
+            "GEOSEARCHSTORE list Sicily FROMMEMBER Palermo BYRADIUS 1 km",
+            EXACT,
+        ),
+        run_line("TYPE list", EXACT),
+        run_line("RPUSH list a", EXACT),
+        // Radius edges: on one meridian the distance is the latitude difference; a hair to
+        // the east it is the haversine's, a few units in the last place smaller.
+        run_line("GEOADD t 13.361389 38.115556 P", EXACT),
+        run_line(
+            concat!(
+                "GEOSEARCH t FROMLONLAT 13.361389338970184 39.035366308388866 ",
+                "BYRADIUS 102307.05331436303 m WITHDIST"
+            ),
+            EXACT,
+        ),
+        run_line(
+            concat!(
+                "GEOSEARCH t FROMLONLAT 13.361389338970184 39.035366308388866 ",
+                "BYRADIUS 102307.05331436306 m WITHDIST"
+            ),
+            EXACT,
+        ),
+        run_line(
+            concat!(
+                "GEOSEARCH t FROMLONLAT 13.361389338970186 39.035366308388866 ",
+                "BYRADIUS 102307.05331436303 m WITHDIST"
+            ),
+            EXACT,
+        ),
+        run_line(
+            "GEORADIUS t 13.361389338970186 39.035366308388866 102.30705331436303 km",
+            EXACT,
+        ),
+        run_line(
+            concat!(
+                "GEOSEARCH t FROMLONLAT 13.361389338970184 39.035366308388866 ",
+                "BYBOX 1 204614.10662872606 m"
+            ),
+            EXACT,
+        ),
+        run_line(
+            concat!(
+                "GEOSEARCH t FROMLONLAT 13.361389338970184 39.035366308388866 ",
+                "BYBOX 1 204614.10662872612 m"
+            ),
+            EXACT,
+        ),
+        // COUNT's order of equal distances (Redis sorts only what COUNT returns).
+        run_line(
+            concat!(
+                "GEOADD tie 10 10 a0 10 10 a1 10 10 a2 10 10 a3 10.1 10 b0 10.2 10 b1 10.3 10 b2 ",
+                "10.4 10 b3 10.5 10 b4 10.6 10 b5 10.7 10 b6 10.8 10 b7"
+            ),
+            EXACT,
+        ),
+        run_line("GEORADIUSBYMEMBER tie a0 1000 km COUNT 10", EXACT),
+        run_line("GEORADIUSBYMEMBER tie a0 1000 km COUNT 12", EXACT),
+        run_line("GEORADIUSBYMEMBER tie a0 1000 km COUNT 3 DESC", EXACT),
+        run_line("GEOADD tie 9.9 10 c0 10 10.1 c1", EXACT),
+        run_line(
+            "GEOADD tie 9.8 10 c2 10 9.9 c3 10 10.05 c4 9.95 10 c5",
+            EXACT,
+        ),
+        run_line("GEORADIUSBYMEMBER tie a2 1000 km COUNT 10", EXACT),
+        run_line(
+            "GEOSEARCH tie FROMMEMBER a3 BYRADIUS 1000 km COUNT 17",
+            EXACT,
+        ),
+        run_line("GEOSEARCH tie FROMMEMBER a3 BYRADIUS 1000 km ASC", EXACT),
+        run_line(
+            "GEOSEARCH tie FROMMEMBER a3 BYBOX 1000 1000 km DESC COUNT 5",
+            EXACT,
+        ),
+        // Inside a transaction, and over RESP3 (coordinates as doubles, distances as
+        // strings).
+        run_line("MULTI", EXACT),
+        run_line("GEOADD tx 1 1 a 2 2 b", EXACT),
+        run_line("GEOSEARCH tx FROMMEMBER a BYRADIUS 200 km ASC", EXACT),
+        run_line("GEORADIUS tx 1 1 200 km STORE tx2", EXACT),
+        run_line("EXEC", EXACT),
+        run_line("ZRANGE tx2 0 -1 WITHSCORES", EXACT),
+        Hello(3),
+        run_line("GEOPOS Sicily Palermo nope", EXACT),
+        run_line("GEOHASH Sicily Palermo nope", EXACT),
+        run_line("GEODIST Sicily Palermo Catania", EXACT),
+        run_line("GEODIST Sicily Palermo nope", EXACT),
+        run_line(
+            "GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHCOORD WITHDIST WITHHASH",
+            EXACT,
+        ),
+        run_line("GEOSEARCH nokey FROMLONLAT 15 37 BYRADIUS 200 km", EXACT),
+        run_line("ZRANGE Sicily 0 -1 WITHSCORES", EXACT),
+        Hello(2),
+        run_line("KEYS *", set),
+    ];
+    lockstep(&script);
+}
+
 /// SINTERCARD, ZINTERCARD, ZRANGESTORE, and the random-member commands where Redis's reply
 /// is determined: errors, counts of at least the collection's size (compared as sets),
 /// negative counts over one-member collections, zero counts, missing keys, wrong types, and
@@ -2442,6 +3095,282 @@ fn intercard_rangestore_and_random_members_match_redis() {
     lockstep(&script);
 }
 
+/// The HyperLogLog commands: PFADD, PFCOUNT of one key (cached or recomputed) and of
+/// several, PFMERGE (sparse and dense results, missing destinations and sources), the HLL
+/// strings themselves (GET of sparse and dense ones; sparse turning dense past 3000 bytes
+/// and past a register value of 32), forged and corrupted HLL strings (SET, SETRANGE,
+/// SETBIT, BITFIELD, APPEND), wrong types, kept TTLs, PFDEBUG, and which of them fail a
+/// WATCH.
+#[test]
+fn hyperloglog_commands_match_redis() {
+    /// `PFADD key prefix<n>...` for each `n` of `range`, as a script step's words (leaked:
+    /// a script lives as long as its test).
+    fn pfadd_many(
+        key: &'static str,
+        prefix: &str,
+        range: std::ops::Range<u32>,
+    ) -> &'static [&'static str] {
+        let elements = range.map(|n| &*Box::leak(format!("{prefix}{n}").into_boxed_str()));
+        let words: Vec<&'static str> = ["PFADD", key].into_iter().chain(elements).collect();
+        Box::leak(words.into_boxed_slice())
+    }
+    let within = Cmp::Within(2);
+    // Every register byte 0x7f: registers of 61 and 63, above the estimator's histogram.
+    let high_registers: &'static str = Box::leak("\x7f".repeat(12288).into_boxed_str());
+    let high_registers: &'static [&'static str] =
+        Box::leak(vec!["SETRANGE", "big2", "16", high_registers].into_boxed_slice());
+    let mut script = vec![
+        Run(&["PFADD", "h", "a", "b", "c"], EXACT),
+        Run(&["GET", "h"], EXACT),
+        Run(&["PFCOUNT", "h"], EXACT),
+        Run(&["GET", "h"], EXACT),
+        Run(&["PFADD", "h", "a"], EXACT),
+        Run(&["PFADD", "h"], EXACT),
+        Run(&["PFADD", "h", "", "a", "a"], EXACT),
+        Run(&["GET", "h"], EXACT),
+        Run(&["PFADD", "new"], EXACT),
+        Run(&["GET", "new"], EXACT),
+        Run(&["PFCOUNT", "new"], EXACT),
+        Run(&["PFCOUNT", "missing"], EXACT),
+        Run(&["PFCOUNT", "h", "missing", "new"], EXACT),
+        Run(&["PFCOUNT", "h", "h"], EXACT),
+        Run(&["PFADD"], EXACT),
+        Run(&["PFCOUNT"], EXACT),
+        Run(&["PFMERGE"], EXACT),
+        Run(&["PFDEBUG", "ENCODING"], EXACT),
+        Run(&["PFSELFTEST", "x"], EXACT),
+        // Wrong types: another type, or a string that is not an HLL.
+        Run(&["SET", "str", "hello"], EXACT),
+        Run(&["RPUSH", "list", "a"], EXACT),
+        Run(&["PFADD", "str", "a"], EXACT),
+        Run(&["PFADD", "list", "a"], EXACT),
+        Run(&["PFCOUNT", "str"], EXACT),
+        Run(&["PFCOUNT", "list"], EXACT),
+        Run(&["PFCOUNT", "h", "list"], EXACT),
+        Run(&["PFCOUNT", "missing", "str"], EXACT),
+        Run(&["PFMERGE", "str", "h"], EXACT),
+        Run(&["PFMERGE", "h2", "h", "list"], EXACT),
+        Run(&["PFMERGE", "list"], EXACT),
+        Run(&["EXISTS", "h2"], EXACT),
+        Run(&["SET", "short", "HYLL"], EXACT),
+        Run(&["PFCOUNT", "short"], EXACT),
+        Run(&["PFADD", "short", "x"], EXACT),
+        Run(
+            &[
+                "SET",
+                "bare",
+                "HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+            ],
+            EXACT,
+        ),
+        Run(&["PFCOUNT", "bare"], EXACT),
+        // PFMERGE: sparse inputs give a sparse result; missing keys are empty HLLs.
+        Run(&["PFADD", "h3", "c", "d", "e"], EXACT),
+        Run(&["PFMERGE", "m", "h", "h3", "missing"], EXACT),
+        Run(&["GET", "m"], EXACT),
+        Run(&["PFCOUNT", "m"], EXACT),
+        Run(&["GET", "m"], EXACT),
+        Run(&["PFMERGE", "m"], EXACT),
+        Run(&["GET", "m"], EXACT),
+        Run(&["PFMERGE", "empty"], EXACT),
+        Run(&["GET", "empty"], EXACT),
+        Run(&["PFMERGE", "empty2", "missing"], EXACT),
+        Run(&["GET", "empty2"], EXACT),
+        Run(&["PFCOUNT", "empty2"], EXACT),
+        // Growing: exactly 3000 bytes after e1..e1683, dense with e1684.
+        Run(pfadd_many("big", "e", 1..1200), EXACT),
+        Run(&["STRLEN", "big"], EXACT),
+        Run(&["PFCOUNT", "big"], EXACT),
+        Run(pfadd_many("big", "e", 1..1684), EXACT),
+        Run(&["STRLEN", "big"], EXACT),
+        Run(&["GET", "big"], EXACT),
+        Run(&["PFADD", "big", "e1684"], EXACT),
+        Run(&["STRLEN", "big"], EXACT),
+        Run(&["GET", "big"], EXACT),
+        Run(&["PFCOUNT", "big"], EXACT),
+        Run(&["GET", "big"], EXACT),
+        Run(&["PFADD", "big", "e1", "e2"], EXACT),
+        Run(pfadd_many("big2", "f", 0..5000), EXACT),
+        Run(&["PFCOUNT", "big2"], EXACT),
+        Run(&["GET", "big2"], EXACT),
+        Run(&["PFCOUNT", "big", "h", "h3"], EXACT),
+        Run(&["PFCOUNT", "big", "big2"], EXACT),
+        // A dense input makes the destination dense.
+        Run(&["PFMERGE", "m", "big"], EXACT),
+        Run(&["GET", "m"], EXACT),
+        Run(&["PFCOUNT", "m"], EXACT),
+        Run(pfadd_many("s1", "x", 0..600), EXACT),
+        Run(pfadd_many("s2", "x", 500..1100), EXACT),
+        Run(pfadd_many("s3", "x", 1000..1700), EXACT),
+        Run(&["PFMERGE", "ms", "s1", "s2"], EXACT),
+        Run(&["GET", "ms"], EXACT),
+        Run(&["PFMERGE", "ms", "s3"], EXACT),
+        Run(&["STRLEN", "ms"], EXACT),
+        Run(&["GET", "ms"], EXACT),
+        Run(&["PFCOUNT", "ms"], EXACT),
+        // This element's register value is 36: too big for a sparse HLL.
+        Run(&["PFADD", "h3", "86f8de7b"], EXACT),
+        Run(&["STRLEN", "h3"], EXACT),
+        Run(&["GET", "h3"], EXACT),
+        Run(&["PFCOUNT", "h3"], EXACT),
+        Run(&["PFMERGE", "m3", "h", "h3"], EXACT),
+        Run(&["GET", "m3"], EXACT),
+        // TTLs: kept by PFADD, PFCOUNT and PFMERGE; a created destination has none.
+        Run(&["PFADD", "t", "a"], EXACT),
+        Run(&["EXPIRE", "t", "100"], EXACT),
+        Run(&["PFADD", "t", "b"], EXACT),
+        Run(&["TTL", "t"], within),
+        Run(&["PFCOUNT", "t"], EXACT),
+        Run(&["TTL", "t"], within),
+        Run(&["PFMERGE", "t", "h"], EXACT),
+        Run(&["TTL", "t"], within),
+        Run(&["PFMERGE", "t2", "t"], EXACT),
+        Run(&["TTL", "t2"], EXACT),
+        Run(&["SET", "gone", "x", "PX", "30"], EXACT),
+        Sleep(80),
+        Run(&["PFADD", "gone", "a"], EXACT),
+        Run(&["TTL", "gone"], EXACT),
+        // A forged sparse HLL whose last opcode is half an XZERO (its second byte is read
+        // from the NUL terminator): z:127 z:64 z:64 Z:16129.
+        Run(
+            &[
+                "SET",
+                "half",
+                "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x40\x7e\x3f\x3f\x7f",
+            ],
+            EXACT,
+        ),
+        Run(&["PFCOUNT", "half"], EXACT),
+        Run(&["SETBIT", "half", "120", "1"], EXACT),
+        Run(&["PFCOUNT", "half"], EXACT),
+        Run(&["GET", "half"], EXACT),
+        Run(&["PFDEBUG", "DECODE", "half"], EXACT),
+        // Forged VAL opcodes: z:64 v:32,4 Z:16316.
+        Run(
+            &[
+                "SET",
+                "forged",
+                "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x3f\x00\x7f\x00",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "BITFIELD", "forged", "SET", "u8", "136", "255", "SET", "u8", "152", "187",
+            ],
+            EXACT,
+        ),
+        Run(&["SETBIT", "forged", "127", "1"], EXACT),
+        Run(&["PFCOUNT", "forged"], EXACT),
+        Run(&["PFADD", "forged", "a", "b", "c"], EXACT),
+        Run(&["GET", "forged"], EXACT),
+        Run(&["PFCOUNT", "forged"], EXACT),
+        Run(&["PFMERGE", "fm", "forged", "h"], EXACT),
+        Run(&["GET", "fm"], EXACT),
+        // Opcodes covering 16129 registers: a valid cache is believed; a count, or an
+        // element past them, finds the corruption (the elements before it stay added).
+        Run(
+            &[
+                "SET",
+                "bad",
+                "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f",
+            ],
+            EXACT,
+        ),
+        Run(&["PFCOUNT", "bad"], EXACT),
+        Run(&["SETBIT", "bad", "120", "1"], EXACT),
+        Run(&["PFCOUNT", "bad"], EXACT),
+        Run(
+            &[
+                "PFADD", "bad", "a", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9",
+            ],
+            EXACT,
+        ),
+        Run(&["GET", "bad"], EXACT),
+        Run(&["PFCOUNT", "h", "bad"], EXACT),
+        Run(&["PFCOUNT", "bad", "list"], EXACT),
+        Run(&["PFMERGE", "m", "bad"], EXACT),
+        Run(&["PFMERGE", "bad"], EXACT),
+        Run(&["PFDEBUG", "GETREG", "bad"], EXACT),
+        Run(&["PFDEBUG", "TODENSE", "bad"], EXACT),
+        Run(&["PFDEBUG", "DECODE", "bad"], EXACT),
+        // Forged dense registers, a dense HLL of the wrong length, unknown encodings.
+        Run(&["SETRANGE", "big2", "100", "zzzzzzzz"], EXACT),
+        Run(&["PFCOUNT", "big2"], EXACT),
+        Run(&["SETBIT", "big2", "120", "1"], EXACT),
+        Run(&["PFCOUNT", "big2"], EXACT),
+        Run(&["GET", "big2"], EXACT),
+        Run(high_registers, EXACT),
+        Run(&["SETBIT", "big2", "120", "1"], EXACT),
+        Run(&["PFCOUNT", "big2"], EXACT),
+        Run(&["PFCOUNT", "big2", "h"], EXACT),
+        Run(&["PFADD", "big2", "a", "b"], EXACT),
+        Run(&["PFMERGE", "big3", "h", "big2"], EXACT),
+        Run(&["GET", "big3"], EXACT),
+        Run(&["APPEND", "big", "x"], EXACT),
+        Run(&["PFCOUNT", "big"], EXACT),
+        Run(&["PFADD", "big", "a"], EXACT),
+        Run(&["SETRANGE", "m3", "4", "\x02"], EXACT),
+        Run(&["PFCOUNT", "m3"], EXACT),
+        Run(&["SETRANGE", "m3", "0", "X"], EXACT),
+        Run(&["PFMERGE", "m3", "h"], EXACT),
+        // PFDEBUG: the key first, then the subcommand.
+        Run(&["PFDEBUG", "ENCODING", "h"], EXACT),
+        Run(&["PFDEBUG", "encoding", "m"], EXACT),
+        Run(&["PFDEBUG", "DECODE", "h"], EXACT),
+        Run(&["PFDEBUG", "DECODE", "m"], EXACT),
+        Run(&["PFDEBUG", "GETREG", "h"], EXACT),
+        Run(&["GET", "h"], EXACT),
+        Run(&["PFDEBUG", "TODENSE", "h"], EXACT),
+        Run(&["PFDEBUG", "todense", "ms"], EXACT),
+        Run(&["GET", "ms"], EXACT),
+        Run(&["PFDEBUG", "BOGUS", "h"], EXACT),
+        Run(&["PFDEBUG", "BOGUS", "nokey"], EXACT),
+        Run(&["PFDEBUG", "ENCODING", "list"], EXACT),
+        Run(&["PFDEBUG", "ENCODING", "str"], EXACT),
+        Run(&["PFSELFTEST"], EXACT),
+        // Inside a transaction, a PFCOUNT sees the PFADD before it.
+        Run(&["MULTI"], EXACT),
+        Run(&["PFADD", "q", "a", "b"], EXACT),
+        Run(&["PFCOUNT", "q"], EXACT),
+        Run(&["PFCOUNT", "q", "h"], EXACT),
+        Run(&["GET", "q"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["PFADD", "w", "a"], EXACT),
+    ];
+    // (the WATCH, the command): a PFADD that changes no register, a PFCOUNT that finds its
+    // cache valid, and a PFCOUNT of several keys leave the key as it was; a PFCOUNT that
+    // caches a new count, and every PFMERGE into the key, modify it.
+    let cases: &[(&'static [&'static str], &'static [&'static str])] = &[
+        (&["WATCH", "w"], &["PFADD", "w", "a"]),
+        (&["WATCH", "w"], &["PFADD", "w"]),
+        (&["WATCH", "w"], &["PFCOUNT", "w"]),
+        (&["WATCH", "w"], &["PFCOUNT", "w"]),
+        (&["WATCH", "w"], &["PFCOUNT", "w", "nokey"]),
+        (&["WATCH", "w"], &["PFADD", "w", "zz"]),
+        (&["WATCH", "w"], &["PFCOUNT", "w", "w"]),
+        (&["WATCH", "w"], &["PFDEBUG", "ENCODING", "w"]),
+        (&["WATCH", "w"], &["PFMERGE", "w"]),
+        (&["WATCH", "w"], &["PFMERGE", "other", "w"]),
+        (&["WATCH", "w"], &["PFCOUNT", "w"]),
+        (&["WATCH", "nokey"], &["PFCOUNT", "nokey"]),
+        (&["WATCH", "nokey"], &["PFMERGE", "other", "nokey"]),
+        (&["WATCH", "nokey"], &["PFADD", "nokey", "a"]),
+    ];
+    for (watch, command) in cases {
+        script.push(Run(watch, EXACT));
+        script.push(Run(command, EXACT));
+        script.push(Run(&["MULTI"], EXACT));
+        script.push(Run(&["INCR", "runs"], EXACT));
+        script.push(Run(&["EXEC"], EXACT));
+    }
+    script.push(Run(&["GET", "runs"], EXACT));
+    script.push(Run(&["KEYS", "*"], Cmp::Unordered));
+    lockstep(&script);
+}
+
+/// RENAME of every type, then updates and reads of the renamed value (and of what the
+/// rename replaced): the moved value must behave exactly like one written in place.
 #[test]
 fn rename_then_update_matches_redis() {
     let script = [
@@ -2496,8 +3425,6 @@ fn rename_then_update_matches_redis() {
     lockstep(&script);
 }
 
-/// GETEX's expiry changes, read back with TTL and PTTL: set, replaced, persisted, and a time
-/// in the past deleting the key.
 /// SORT and SORT_RO (numeric, ALPHA, BY and GET patterns with hash fields, LIMIT, DESC,
 /// BY without a pattern over lists, sets and sorted sets, STORE), and LCS (the string, LEN,
 /// IDX with MINMATCHLEN and WITHMATCHLEN, in RESP2 and RESP3), with their errors.
@@ -2635,6 +3562,8 @@ fn sort_and_lcs_match_redis() {
     lockstep(&script);
 }
 
+/// GETEX's expiry changes, read back with TTL and PTTL: set, replaced, persisted, and a time
+/// in the past deleting the key.
 #[test]
 fn getex_changes_the_ttl_as_redis_does() {
     let script = [

@@ -66,7 +66,7 @@ pub enum GcDecision {
 /// Counters of one compaction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GcStats {
-    /// Records seen.
+    /// Document records seen (metadata keys, below the first record byte, are not counted).
     pub keys_seen: u64,
     /// Records dropped because a newer version or an ancestor overwrite hides them.
     pub overwritten_dropped: u64,
@@ -208,10 +208,10 @@ impl GcFilter {
 
     /// Decides the fate of one record.
     pub fn filter(&mut self, key: &[u8], value: &[u8]) -> GcDecision {
-        self.stats.keys_seen += 1;
         if key.first().is_none_or(|&b| b < MIN_ROW_FIRST_BYTE) {
             return GcDecision::Keep;
         }
+        self.stats.keys_seen += 1;
         self.seen = None;
         match self.decide(key, value) {
             Some(decision) => {

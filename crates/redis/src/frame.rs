@@ -104,6 +104,10 @@ pub enum Frame {
     Array(Vec<Frame>),
     /// `,1.5\r\n` (RESP2: the same text as a bulk string)
     Double(f64),
+    /// `,13.36138933897018433\r\n`: a double spelled exactly as given, as Redis's
+    /// `addReplyHumanLongDouble` sends GEO coordinates (RESP2: the same text as a bulk
+    /// string). Parsing reads it back as [`Frame::Double`].
+    DoubleText(String),
     /// `%1\r\n` key, value (RESP2: a flat array of keys and values)
     Map(Vec<(Frame, Frame)>),
     /// `~2\r\n...` (RESP2: an array)
@@ -138,6 +142,8 @@ impl Frame {
             Frame::Array(items) => aggregate(out, '*', items, protocol),
             Frame::Double(d) if resp3 => line(out, ',', &format_double(*d)),
             Frame::Double(d) => blob(out, b'$', format_double(*d).as_bytes()),
+            Frame::DoubleText(text) if resp3 => line(out, ',', text),
+            Frame::DoubleText(text) => blob(out, b'$', text.as_bytes()),
             Frame::Map(entries) => {
                 let count = if resp3 {
                     entries.len()

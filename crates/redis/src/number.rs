@@ -12,14 +12,62 @@ pub fn int_arg(bytes: &[u8]) -> CmdResult<i64> {
     parse_i64(bytes).ok_or(CmdError::NotInteger)
 }
 
-/// A float as Redis's `string2d`/`strtold` accepts it: no spaces, no NaN.
+/// A float as Redis's `getDoubleFromObject` accepts it (C's `strtod` over the whole
+/// string): no leading space, no NaN, hexadecimal allowed, and a number too large
+/// (`ERANGE` with an infinite result, `1e400`) or too small (`ERANGE` with a zero result,
+/// `1e-400`) refused; a subnormal result is kept.
 pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
     let text = std::str::from_utf8(bytes).ok()?;
     if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
         return None;
     }
-    let value: f64 = text.parse().ok()?;
-    (!value.is_nan()).then_some(value)
+    let (negative, unsigned) = match text.as_bytes()[0] {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if unsigned.starts_with(['+', '-']) {
+        return None;
+    }
+    let (value, digits) = match unsigned.get(..2) {
+        Some("0x" | "0X") => (parse_hex(&unsigned[2..])?, &unsigned[2..]),
+        _ => (unsigned.parse::<f64>().ok()?, unsigned),
+    };
+    let mantissa = digits
+        .split(['e', 'E', 'p', 'P'])
+        .next()
+        .unwrap_or_default();
+    let is_word = mantissa.starts_with(|c: char| c.is_ascii_alphabetic());
+    let nonzero = mantissa.bytes().any(|b| b.is_ascii_hexdigit() && b != b'0');
+    let overflow = value.is_infinite() && !is_word;
+    let underflow = value == 0.0 && nonzero && !is_word;
+    if value.is_nan() || overflow || underflow {
+        return None;
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// The value of a C hexadecimal float after its `0x`: hex digits with an optional fraction,
+/// then an optional binary exponent `p±n`.
+fn parse_hex(text: &str) -> Option<f64> {
+    let (digits, exponent) = match text.split_once(['p', 'P']) {
+        Some((digits, exp)) => (digits, exp.parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let mut value = 0.0f64;
+    for c in whole.chars() {
+        value = value * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in fraction.chars() {
+        value += f64::from(c.to_digit(16)?) * scale;
+        scale /= 16.0;
+    }
+    Some(value * 2f64.powi(exponent))
 }
 
 /// A float argument, or Redis's "not a valid float" error.
@@ -90,6 +138,32 @@ pub fn incr_by_float(current: &[u8], increment: &[u8]) -> CmdResult<String> {
 
 #[cfg(test)]
 mod tests {
+
+    /// What redis-server 7.0's ZADD takes as a score (C's `strtod` with its checks).
+    #[test]
+    fn floats_parse_as_redis_reads_them() {
+        for (text, value) in [
+            ("1.5", 1.5),
+            ("-2", -2.0),
+            ("+3", 3.0),
+            (".5", 0.5),
+            ("1e3", 1000.0),
+            ("inf", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("0x10", 16.0),
+            ("-0x1.8p1", -3.0),
+            ("0e500", 0.0),
+            ("4e-320", 4e-320),
+        ] {
+            assert_eq!(parse_f64(text.as_bytes()), Some(value), "{text}");
+        }
+        for text in [
+            "", " 1", "1 ", "nan", "1e400", "-1e400", "1e-400", "0x", "+-1", "1x", "0xg",
+        ] {
+            assert_eq!(parse_f64(text.as_bytes()), None, "{text:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

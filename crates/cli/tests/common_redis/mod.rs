@@ -40,6 +40,7 @@ pub fn render(frame: &Frame) -> String {
         Frame::NullArray => "(nil array)".into(),
         Frame::Array(items) => list("[", items),
         Frame::Double(d) => format!("(double) {d:?}"),
+        Frame::DoubleText(t) => format!("(double) {t}"),
         Frame::Map(entries) => {
             let inner: Vec<String> = entries
                 .iter()
