@@ -38,6 +38,14 @@ pub fn parse_offset(arg: &[u8], width: Option<u32>, max_bytes: u64) -> Option<u6
     u64::try_from(offset).ok().filter(|&o| o >> 3 < max_bytes)
 }
 
+/// The value `name` (any case) stands for in `words`.
+fn named<T: Copy>(name: &[u8], words: &[(&str, T)]) -> Option<T> {
+    words
+        .iter()
+        .find(|(word, _)| name.eq_ignore_ascii_case(word.as_bytes()))
+        .map(|&(_, value)| value)
+}
+
 /// `bytes` up to its first NUL byte (where C's `strlen` stops).
 fn until_nul(bytes: &[u8]) -> &[u8] {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
@@ -187,15 +195,15 @@ pub enum BitOp {
 impl BitOp {
     /// The operation named `name` (any case).
     pub fn parse(name: &[u8]) -> Option<BitOp> {
-        [
-            ("and", BitOp::And),
-            ("or", BitOp::Or),
-            ("xor", BitOp::Xor),
-            ("not", BitOp::Not),
-        ]
-        .into_iter()
-        .find(|(word, _)| name.eq_ignore_ascii_case(word.as_bytes()))
-        .map(|(_, op)| op)
+        named(
+            name,
+            &[
+                ("and", BitOp::And),
+                ("or", BitOp::Or),
+                ("xor", BitOp::Xor),
+                ("not", BitOp::Not),
+            ],
+        )
     }
 
     fn apply(self, a: u8, b: u8) -> u8 {
@@ -270,14 +278,14 @@ pub enum Overflow {
 impl Overflow {
     /// The behaviour named `name` (any case).
     pub fn parse(name: &[u8]) -> Option<Overflow> {
-        [
-            ("wrap", Overflow::Wrap),
-            ("sat", Overflow::Sat),
-            ("fail", Overflow::Fail),
-        ]
-        .into_iter()
-        .find(|(word, _)| name.eq_ignore_ascii_case(word.as_bytes()))
-        .map(|(_, mode)| mode)
+        named(
+            name,
+            &[
+                ("wrap", Overflow::Wrap),
+                ("sat", Overflow::Sat),
+                ("fail", Overflow::Fail),
+            ],
+        )
     }
 }
 

@@ -296,132 +296,183 @@ fn search_write<E: Engine>(ctx: &mut Ctx<'_, '_, E>, form: Form) -> CmdResult<Fr
     })
 }
 
-/// Redis's `georadiusGeneric`: looks the key up (WRONGTYPE first), reads the centre and
-/// shape of the fixed-position forms, then the options in order, each checked as it is
-/// read, then their combinations; a missing key answers at that point. Otherwise the
-/// covering cells are read, the points inside the shape kept, sorted (COUNT alone sorts
-/// ascending) and cut to COUNT.
+/// A search's arguments, as [`SearchArgs::parse`] reads them.
+struct SearchArgs {
+    /// The centre, unless the key is missing (then FROMMEMBER is not looked up).
+    center: Option<(f64, f64)>,
+    /// The shape and its unit's size in meters.
+    shape: Option<(ShapeKind, f64)>,
+    /// The argument position of the key to store into.
+    store: Option<usize>,
+    store_dist: bool,
+    /// WITHDIST, WITHHASH, WITHCOORD.
+    with: [bool; 3],
+    sort: Sort,
+    any: bool,
+    /// COUNT (0: none).
+    count: i64,
+}
+
+impl SearchArgs {
+    /// Reads the centre and shape of the fixed-position forms, then the options in order,
+    /// each checked as it is read, then their combinations, as Redis's `georadiusGeneric`
+    /// does. `found`: whether the key exists (FROMMEMBER and BYMEMBER's member are looked
+    /// up only then).
+    fn parse<E: Engine>(
+        ctx: &Ctx<'_, '_, E>,
+        r: &mut Reads<'_, '_, E>,
+        form: Form,
+        src: &[u8],
+        found: bool,
+    ) -> CmdResult<Self> {
+        let args = ctx.args;
+        let mut out = SearchArgs {
+            center: None,
+            shape: None,
+            store: (form == Form::SearchStore).then_some(1),
+            store_dist: false,
+            with: [false; 3],
+            sort: Sort::None,
+            any: false,
+            count: 0,
+        };
+        let base = match form {
+            Form::Radius | Form::RadiusRo => {
+                out.center = Some(lon_lat(&args[2], &args[3])?);
+                out.shape = Some(radius_args(&args[4], &args[5])?);
+                6
+            }
+            // Without the key, the options are still read, to pick the reply.
+            Form::ByMember | Form::ByMemberRo if !found => 5,
+            Form::ByMember | Form::ByMemberRo => {
+                out.center = Some(member_position(r, src, &args[2])?);
+                out.shape = Some(radius_args(&args[3], &args[4])?);
+                5
+            }
+            Form::Search => 2,
+            Form::SearchStore => 3,
+        };
+        let (mut from_member, mut from_lonlat) = (false, false);
+        let (mut by_radius, mut by_box) = (false, false);
+        let rest = &args[base..];
+        let search = form.is_search();
+        let mut i = 0;
+        while i < rest.len() {
+            let arg = &rest[i];
+            let left = rest.len() - i - 1;
+            match () {
+                _ if is(arg, "withdist") => out.with[0] = true,
+                _ if is(arg, "withhash") => out.with[1] = true,
+                _ if is(arg, "withcoord") => out.with[2] = true,
+                _ if is(arg, "any") => out.any = true,
+                _ if is(arg, "asc") => out.sort = Sort::Asc,
+                _ if is(arg, "desc") => out.sort = Sort::Desc,
+                _ if is(arg, "count") && left >= 1 => {
+                    out.count = int_arg(&rest[i + 1])?;
+                    if out.count <= 0 {
+                        return Err(CmdError::err("COUNT must be > 0"));
+                    }
+                    i += 1;
+                }
+                _ if (is(arg, "store") || is(arg, "storedist"))
+                    && left >= 1
+                    && form.takes_store() =>
+                {
+                    out.store = Some(base + i + 1);
+                    out.store_dist = is(arg, "storedist");
+                    i += 1;
+                }
+                _ if is(arg, "storedist") && form == Form::SearchStore => out.store_dist = true,
+                _ if is(arg, "frommember") && left >= 1 && search && !from_lonlat => {
+                    if found {
+                        out.center = Some(member_position(r, src, &rest[i + 1])?);
+                    }
+                    from_member = true;
+                    i += 1;
+                }
+                _ if is(arg, "fromlonlat") && left >= 2 && search && !from_member => {
+                    out.center = Some(lon_lat(&rest[i + 1], &rest[i + 2])?);
+                    from_lonlat = true;
+                    i += 2;
+                }
+                _ if is(arg, "byradius") && left >= 2 && search && !by_box => {
+                    out.shape = Some(radius_args(&rest[i + 1], &rest[i + 2])?);
+                    by_radius = true;
+                    i += 2;
+                }
+                _ if is(arg, "bybox") && left >= 3 && search && !by_radius => {
+                    out.shape = Some(box_args(&rest[i + 1], &rest[i + 2], &rest[i + 3])?);
+                    by_box = true;
+                    i += 3;
+                }
+                _ => return Err(CmdError::Syntax),
+            }
+            i += 1;
+        }
+        out.check(
+            form,
+            args,
+            [from_member || from_lonlat, by_radius || by_box],
+        )?;
+        Ok(out)
+    }
+
+    /// The combinations Redis refuses once every option is read; `[centred, shaped]`:
+    /// whether GEOSEARCH got its FROM... and BY... options.
+    fn check(&self, form: Form, args: &[Vec<u8>], [centred, shaped]: [bool; 2]) -> CmdResult<()> {
+        if self.store.is_some() && self.with.iter().any(|&w| w) {
+            let what = if form == Form::SearchStore {
+                "GEOSEARCHSTORE"
+            } else {
+                "STORE option in GEORADIUS"
+            };
+            return Err(CmdError::err(format!(
+                "{what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+            )));
+        }
+        let name = || String::from_utf8_lossy(&args[0]).into_owned();
+        if form.is_search() && !centred {
+            return Err(CmdError::err(format!(
+                "exactly one of FROMMEMBER or FROMLONLAT can be specified for {}",
+                name()
+            )));
+        }
+        if form.is_search() && !shaped {
+            return Err(CmdError::err(format!(
+                "exactly one of BYRADIUS and BYBOX can be specified for {}",
+                name()
+            )));
+        }
+        if self.any && self.count == 0 {
+            return Err(CmdError::err("the ANY argument requires COUNT argument"));
+        }
+        Ok(())
+    }
+}
+
+/// Redis's `georadiusGeneric`: looks the key up (WRONGTYPE first), reads the arguments
+/// ([`SearchArgs::parse`]); a missing key answers at that point. Otherwise the covering
+/// cells are read, the points inside the shape kept, sorted (COUNT alone sorts ascending)
+/// and cut to COUNT.
 fn search<E: Engine>(
     ctx: &Ctx<'_, '_, E>,
     r: &mut Reads<'_, '_, E>,
     form: Form,
 ) -> CmdResult<Outcome> {
-    let args = ctx.args;
     let src = ctx.key(form.source());
     let found = r.typed(&src, RedisType::SortedSet)?.is_some();
-    let mut center = None;
-    let mut shape = None;
-    let mut store = (form == Form::SearchStore).then_some(1);
-    let mut store_dist = false;
-    let base = match form {
-        Form::Radius | Form::RadiusRo => {
-            center = Some(lon_lat(&args[2], &args[3])?);
-            shape = Some(radius_args(&args[4], &args[5])?);
-            6
-        }
-        // Without the key, the options are still read, to pick the reply.
-        Form::ByMember | Form::ByMemberRo if !found => 5,
-        Form::ByMember | Form::ByMemberRo => {
-            center = Some(member_position(r, &src, &args[2])?);
-            shape = Some(radius_args(&args[3], &args[4])?);
-            5
-        }
-        Form::Search => 2,
-        Form::SearchStore => 3,
-    };
-    let (mut with_dist, mut with_hash, mut with_coord) = (false, false, false);
-    let (mut from_member, mut from_lonlat) = (false, false);
-    let (mut by_radius, mut by_box) = (false, false);
-    let mut sort = Sort::None;
-    let mut any = false;
-    let mut count: i64 = 0;
-    let rest = &args[base..];
-    let search = form.is_search();
-    let mut i = 0;
-    while i < rest.len() {
-        let arg = &rest[i];
-        let left = rest.len() - i - 1;
-        match () {
-            _ if is(arg, "withdist") => with_dist = true,
-            _ if is(arg, "withhash") => with_hash = true,
-            _ if is(arg, "withcoord") => with_coord = true,
-            _ if is(arg, "any") => any = true,
-            _ if is(arg, "asc") => sort = Sort::Asc,
-            _ if is(arg, "desc") => sort = Sort::Desc,
-            _ if is(arg, "count") && left >= 1 => {
-                count = int_arg(&rest[i + 1])?;
-                if count <= 0 {
-                    return Err(CmdError::err("COUNT must be > 0"));
-                }
-                i += 1;
-            }
-            _ if (is(arg, "store") || is(arg, "storedist")) && left >= 1 && form.takes_store() => {
-                store = Some(base + i + 1);
-                store_dist = is(arg, "storedist");
-                i += 1;
-            }
-            _ if is(arg, "storedist") && form == Form::SearchStore => store_dist = true,
-            _ if is(arg, "frommember") && left >= 1 && search && !from_lonlat => {
-                if found {
-                    center = Some(member_position(r, &src, &rest[i + 1])?);
-                }
-                from_member = true;
-                i += 1;
-            }
-            _ if is(arg, "fromlonlat") && left >= 2 && search && !from_member => {
-                center = Some(lon_lat(&rest[i + 1], &rest[i + 2])?);
-                from_lonlat = true;
-                i += 2;
-            }
-            _ if is(arg, "byradius") && left >= 2 && search && !by_box => {
-                shape = Some(radius_args(&rest[i + 1], &rest[i + 2])?);
-                by_radius = true;
-                i += 2;
-            }
-            _ if is(arg, "bybox") && left >= 3 && search && !by_radius => {
-                shape = Some(box_args(&rest[i + 1], &rest[i + 2], &rest[i + 3])?);
-                by_box = true;
-                i += 3;
-            }
-            _ => return Err(CmdError::Syntax),
-        }
-        i += 1;
-    }
-    if store.is_some() && (with_dist || with_hash || with_coord) {
-        let what = if form == Form::SearchStore {
-            "GEOSEARCHSTORE"
-        } else {
-            "STORE option in GEORADIUS"
-        };
-        return Err(CmdError::err(format!(
-            "{what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
-        )));
-    }
-    let name = || String::from_utf8_lossy(&args[0]).into_owned();
-    if search && !(from_member || from_lonlat) {
-        return Err(CmdError::err(format!(
-            "exactly one of FROMMEMBER or FROMLONLAT can be specified for {}",
-            name()
-        )));
-    }
-    if search && !(by_radius || by_box) {
-        return Err(CmdError::err(format!(
-            "exactly one of BYRADIUS and BYBOX can be specified for {}",
-            name()
-        )));
-    }
-    if any && count == 0 {
-        return Err(CmdError::err("the ANY argument requires COUNT argument"));
-    }
-    let (true, Some((longitude, latitude)), Some((kind, conversion))) = (found, center, shape)
+    let args = SearchArgs::parse(ctx, r, form, &src, found)?;
+    let (true, Some((longitude, latitude)), Some((kind, conversion))) =
+        (found, args.center, args.shape)
     else {
         // A missing key (with it, the centre and shape are always known by now).
-        return Ok(match store {
+        return Ok(match args.store {
             Some(dest) => Outcome::Store(dest, Vec::new()),
             None => Outcome::Reply(Frame::Array(Vec::new())),
         });
     };
-    if count != 0 && sort == Sort::None && !any {
+    let mut sort = args.sort;
+    if args.count != 0 && sort == Sort::None && !args.any {
         sort = Sort::Asc;
     }
     let shape = Shape {
@@ -430,12 +481,12 @@ fn search<E: Engine>(
         conversion,
         kind,
     };
-    let limit = if any { count as usize } else { 0 };
+    let limit = if args.any { args.count as usize } else { 0 };
     let mut points = points_in(r, &src, &shape, limit)?;
-    let returned = if count == 0 || (points.len() as i64) < count {
+    let returned = if args.count == 0 || (points.len() as i64) < args.count {
         points.len()
     } else {
-        count as usize
+        args.count as usize
     };
     if sort != Sort::None {
         let descending = sort == Sort::Desc;
@@ -453,16 +504,18 @@ fn search<E: Engine>(
     for point in &mut points {
         point.dist /= conversion;
     }
-    if let Some(dest) = store {
+    if let Some(dest) = args.store {
         let members = points
             .into_iter()
-            .map(|p| (if store_dist { p.dist } else { p.score }, p.member))
+            .map(|p| (if args.store_dist { p.dist } else { p.score }, p.member))
             .collect();
         return Ok(Outcome::Store(dest, members));
     }
-    let with = [with_dist, with_hash, with_coord];
     Ok(Outcome::Reply(Frame::Array(
-        points.into_iter().map(|p| point_reply(p, with)).collect(),
+        points
+            .into_iter()
+            .map(|p| point_reply(p, args.with))
+            .collect(),
     )))
 }
 
