@@ -401,6 +401,38 @@ fn pipelining() {
     });
 }
 
+/// CLIENT REPLY: OFF silences every reply, errors included, until ON; SKIP silences its
+/// own and the next request's; ON answers even right after a SKIP.
+#[test]
+fn client_reply_modes() {
+    on_both(&[], |server| {
+        let mut request = Vec::new();
+        for words in [
+            &["CLIENT", "REPLY", "OFF"][..],
+            &["SET", "k", "1"],
+            &["BOGUS"],
+            &["INCR", "k"],
+            &["CLIENT", "REPLY", "ON"],
+            &["GET", "k"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["INCR", "k"],
+            &["GET", "k"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["CLIENT", "REPLY", "ON"],
+            &["PING"],
+            &["CLIENT", "REPLY", "MAYBE"],
+        ] {
+            request.extend(cmd(words));
+        }
+        let mut raw = server.raw();
+        raw.send(&request);
+        raw.expect(
+            b"+OK\r\n$1\r\n2\r\n$1\r\n3\r\n+OK\r\n+PONG\r\n-ERR syntax error\r\n",
+            "CLIENT REPLY OFF, ON and SKIP",
+        );
+    });
+}
+
 /// Long runs of pipelined SET and MSET (which docdb writes in batches of a bounded count and
 /// size) followed by reads of every key: each reply in order, the last write of a key winning.
 #[test]

@@ -39,6 +39,12 @@ pub struct Session {
     /// The request just run gets no reply (SHUTDOWN: the connection closes unanswered, as
     /// Redis's does).
     pub unanswered: bool,
+    /// CLIENT REPLY OFF: no request gets a reply until CLIENT REPLY ON.
+    pub replies_off: bool,
+    /// CLIENT REPLY SKIP just ran: the next request gets no reply.
+    pub skip_next: bool,
+    /// The request running now gets no reply (the one after a CLIENT REPLY SKIP).
+    pub skipping: bool,
     /// The group-commit sequence number of this connection's latest write command not yet
     /// known to be in the log file (0: none; see [`crate::core::Core::commit_wal`]).
     pub last_write: u64,
@@ -93,6 +99,9 @@ impl Session {
             push,
             quit: false,
             unanswered: false,
+            replies_off: false,
+            skip_next: false,
+            skipping: false,
             last_write: 0,
             multi: None,
             watched: Vec::new(),

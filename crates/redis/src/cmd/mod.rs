@@ -333,9 +333,12 @@ pub fn execute<'c, E: Engine>(
     let mut ctx = Ctx::new(core, iters, session, args);
     let reply = dispatch(&mut ctx).unwrap_or_else(|e| e.to_frame());
     let mut replies = std::mem::take(&mut ctx.early);
-    if !std::mem::take(&mut ctx.session.unanswered) {
+    let session = &mut *ctx.session;
+    if !std::mem::take(&mut session.unanswered) && !session.replies_off && !session.skipping {
         replies.push(reply);
     }
+    // CLIENT REPLY SKIP silences the request after it.
+    session.skipping = std::mem::take(&mut session.skip_next);
     replies
 }
 

@@ -469,6 +469,7 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             }
             Ok(ok())
         }
+        (b"reply", 3) => client_reply(ctx),
         (b"kill", _) => {
             let (filter, skip_me) = kill_filter(&ctx.args[2..])?;
             let skip = skip_me.then_some(ctx.session.id);
@@ -478,6 +479,30 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         _ => Err(unknown_subcommand(ctx.arg(1), "CLIENT")),
     }
+}
+
+/// CLIENT REPLY ON|OFF|SKIP: OFF silences this and every later reply until ON, SKIP this
+/// and the next one's (Redis's `CLIENT_REPLY_OFF` and `CLIENT_REPLY_SKIP_NEXT`).
+fn client_reply<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let mode = ctx.arg(2);
+    let session = &mut *ctx.session;
+    match () {
+        _ if is(mode, "on") => {
+            session.replies_off = false;
+            session.skip_next = false;
+            session.skipping = false;
+        }
+        _ if is(mode, "off") => {
+            session.replies_off = true;
+            session.unanswered = true;
+        }
+        _ if is(mode, "skip") => {
+            session.skip_next = true;
+            session.unanswered = true;
+        }
+        _ => return Err(CmdError::Syntax),
+    }
+    Ok(ok())
 }
 
 /// CLIENT LIST's arguments: nothing, or `ID id [id ...]`.
