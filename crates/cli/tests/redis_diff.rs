@@ -160,7 +160,7 @@ fn key(rng: &mut Rng, pool: &[&str]) -> String {
 
 /// One random command. `now` (Unix seconds) anchors absolute expiry times in the future.
 fn random_op(rng: &mut Rng, now: u64) -> Op {
-    match rng.below(126) {
+    match rng.below(131) {
         0..=19 => string_op(rng),
         20..=33 => key_op(rng, now),
         34..=48 => hash_op(rng),
@@ -170,8 +170,52 @@ fn random_op(rng: &mut Rng, now: u64) -> Op {
         95..=99 => misc_op(rng),
         100..=109 => bit_op(rng),
         110..=117 => hll_op(rng),
-        _ => geo_op(rng),
+        118..=125 => geo_op(rng),
+        _ => script_op(rng),
     }
+}
+
+/// Lua scripts a client would send (read-modify-write helpers, counters, lock release),
+/// over keys of every type, so that their `redis.call` errors (WRONGTYPE, not an integer)
+/// and `redis.pcall` error tables are compared too.
+const SCRIPTS: &[&str] = &[
+    "return redis.call('get', KEYS[1])",
+    "return redis.call('incrby', KEYS[1], ARGV[1])",
+    "return redis.pcall('incrby', KEYS[1], ARGV[1])",
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
+    "local v = redis.call('get', KEYS[1]); if v then return redis.call('set', KEYS[1], v .. ARGV[1]) end return false",
+    "return redis.call('hset', KEYS[1], 'f0', ARGV[1])",
+    "return redis.call('hget', KEYS[1], 'f0')",
+    "return redis.pcall('lpush', KEYS[1], ARGV[1])",
+    "return redis.call('lrange', KEYS[1], 0, -1)",
+    "return {redis.call('exists', KEYS[1]), redis.call('type', KEYS[1]).ok}",
+    "local n = redis.call('zadd', KEYS[1], ARGV[1], 'm0'); return {n, redis.call('zscore', KEYS[1], 'm0')}",
+    "return redis.call('expire', KEYS[1], 100)",
+    "return tonumber(ARGV[1]) and tonumber(ARGV[1]) * 2 or ARGV[1]",
+    "return redis.call('sadd', KEYS[1], ARGV[1])",
+    "return redis.call('scard', KEYS[1])",
+];
+
+fn script_op(rng: &mut Rng) -> Op {
+    let body = *rng.pick(SCRIPTS);
+    let k = key(rng, ALL_KEYS);
+    let pool = if rng.chance(50) { VALUES } else { INCREMENTS };
+    let v = *rng.pick(pool);
+    if rng.chance(25) {
+        // By SHA-1 (the same body's EVAL or SCRIPT LOAD may not have run yet: NOSCRIPT).
+        let sha = sha1_hex(body.as_bytes());
+        return Op::new(args!["EVALSHA", sha, "1", k, v], Cmp::Exact);
+    }
+    if rng.chance(10) {
+        return Op::new(args!["SCRIPT", "LOAD", body], Cmp::Exact);
+    }
+    let name = if rng.chance(10) { "EVAL_RO" } else { "EVAL" };
+    Op::new(args![name, body, "1", k, v], Cmp::Exact)
+}
+
+/// Lower-case hex SHA-1, a script's id for EVALSHA.
+fn sha1_hex(data: &[u8]) -> String {
+    sha1_smol::Sha1::from(data).digest().to_string()
 }
 
 fn string_op(rng: &mut Rng) -> Op {
@@ -3745,6 +3789,320 @@ fn resp3_replies_and_pubsub_match_redis() {
         Run(&["SUBSCRIBE", "ch"], EXACT),
         Run(&["PING"], EXACT),
         Run(&["GET", "k"], EXACT),
+    ];
+    lockstep(&script);
+}
+
+/// Lua scripts (EVAL, EVALSHA, EVAL_RO, SCRIPT): conversions both ways, `redis.call` and
+/// `redis.pcall` errors, script errors with their `script: <sha>, on @user_script:<line>.`
+/// suffix, compile errors, the read-only globals, `#!lua` flags, KEYS/ARGV, SELECT inside a
+/// script, the deterministic `math.random`, and RESP3 replies with `redis.setresp(3)`.
+#[test]
+fn lua_scripts_match_redis() {
+    let script = [
+        Run(&["SET", "s", "abc"], EXACT),
+        Run(&["HSET", "h", "f", "v"], EXACT),
+        Run(&["RPUSH", "l", "a", "b", "c"], EXACT),
+        Run(&["ZADD", "z", "1.5", "m"], EXACT),
+        Run(&["EVAL", "return 1", "0"], EXACT),
+        Run(&["EVAL", "return 3.99", "0"], EXACT),
+        Run(&["EVAL", "return -3.7", "0"], EXACT),
+        Run(&["EVAL", "return 1e20", "0"], EXACT),
+        Run(&["EVAL", "return 0/0", "0"], EXACT),
+        Run(&["EVAL", "return 'x'", "0"], EXACT),
+        Run(&["EVAL", "return true", "0"], EXACT),
+        Run(&["EVAL", "return false", "0"], EXACT),
+        Run(&["EVAL", "return nil", "0"], EXACT),
+        Run(
+            &["EVAL", "return {1,'a',{2,3},true,false,'after'}", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return {1,2,nil,4}", "0"], EXACT),
+        Run(&["EVAL", "return {ok='fine'}", "0"], EXACT),
+        Run(&["EVAL", "return {ok='a\\r\\nb'}", "0"], EXACT),
+        Run(&["EVAL", "return {err='My Error'}", "0"], EXACT),
+        Run(&["EVAL", "return {err=''}", "0"], EXACT),
+        Run(&["EVAL", "return {err=5}", "0"], EXACT),
+        Run(&["EVAL", "return {1, {err='inner'}, 2}", "0"], EXACT),
+        Run(&["EVAL", "return {double=1.5}", "0"], EXACT),
+        Run(&["EVAL", "return redis.error_reply('my err')", "0"], EXACT),
+        Run(&["EVAL", "return redis.error_reply('-ERR x')", "0"], EXACT),
+        Run(&["EVAL", "return redis.error_reply('')", "0"], EXACT),
+        Run(&["EVAL", "return redis.error_reply(5)", "0"], EXACT),
+        Run(&["EVAL", "return redis.status_reply('FINE')", "0"], EXACT),
+        Run(&["EVAL", "return redis.sha1hex('')", "0"], EXACT),
+        Run(&["EVAL", "return redis.sha1hex(1.5)", "0"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "return {KEYS[1], ARGV[1], #KEYS, #ARGV}",
+                "1",
+                "k",
+                "a",
+                "b",
+            ],
+            EXACT,
+        ),
+        Run(
+            &["EVAL", "return redis.call('get', KEYS[1])", "1", "s"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('get', 'nokey')", "0"], EXACT),
+        Run(
+            &["EVAL", "return type(redis.call('get', 'nokey'))", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('hgetall', 'h')", "0"], EXACT),
+        Run(
+            &["EVAL", "return redis.call('lrange', 'l', 0, -1)", "0"],
+            EXACT,
+        ),
+        Run(
+            &["EVAL", "return redis.call('zscore', 'z', 'm')", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('set', 'n1', 3.5)", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('set', 'n2', 0.1)", "0"], EXACT),
+        Run(
+            &["EVAL", "return redis.call('set', 'n3', 1e20)", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('set', 'n4', 42)", "0"], EXACT),
+        Run(&["MGET", "n1", "n2", "n3", "n4"], EXACT),
+        Run(&["EVAL", "return redis.call('ping')", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('set', 'k', 'v')", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('incr', 's')", "0"], EXACT),
+        Run(&["EVAL", "return redis.pcall('incr', 's')", "0"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "local e = redis.pcall('incr', 's'); return e.err",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "local ok, e = pcall(redis.call, 'incr', 's'); return {tostring(ok), e}",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('hget', 's', 'f')", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('nosuch')", "0"], EXACT),
+        Run(&["EVAL", "return redis.pcall('nosuch')", "0"], EXACT),
+        Run(
+            &["EVAL", "\nlocal a = 1\nreturn redis.call('get')", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('multi')", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('blpop', 'l', 0)", "0"], EXACT),
+        Run(
+            &["EVAL", "return redis.call('eval', 'return 1', 0)", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call()", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('get', {})", "0"], EXACT),
+        Run(&["EVAL", "error('boom')", "0"], EXACT),
+        Run(
+            &["EVAL", "local function f() error('deep') end\nf()", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "error({err='X boom'})", "0"], EXACT),
+        Run(&["EVAL", "error()", "0"], EXACT),
+        Run(&["EVAL", "error(12)", "0"], EXACT),
+        Run(&["EVAL", "error('a\\r\\nb')", "0"], EXACT),
+        Run(&["EVAL", "local t = nil; return t.x", "0"], EXACT),
+        Run(&["EVAL", "x = 5", "0"], EXACT),
+        Run(&["EVAL", "return y", "0"], EXACT),
+        Run(&["EVAL", "return os", "0"], EXACT),
+        Run(&["EVAL", "return print", "0"], EXACT),
+        Run(&["EVAL", "string.x = 1", "0"], EXACT),
+        Run(&["EVAL", "redis.call = nil", "0"], EXACT),
+        Run(&["EVAL", "rawset(_G, 'x', 1)", "0"], EXACT),
+        Run(&["EVAL", "setmetatable(_G, nil)", "0"], EXACT),
+        Run(&["EVAL", "local t = {}; t.x = 1; return t.x", "0"], EXACT),
+        Run(&["EVAL", "return loadstring('return 5')()", "0"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "return {type(string), type(table), type(math), type(coroutine), type(unpack), type(_G)}",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "return tostring(0.1) .. ' ' .. tostring(1/3) .. ' ' .. tostring(1e100)",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "return {math.random(), math.random(10), math.random(5, 50)}",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &["EVAL", "return {math.random(100), math.random(100)}", "0"],
+            EXACT,
+        ),
+        Run(
+            &["EVAL", "math.randomseed(7); return math.random(1000)", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return math.random(0)", "0"], EXACT),
+        Run(&["EVAL", "return 'a' ..", "0"], EXACT),
+        Run(&["EVAL", "return 1", "-1"], EXACT),
+        Run(&["EVAL", "return 1", "2", "a"], EXACT),
+        Run(&["EVAL", "return 1", "x"], EXACT),
+        Run(&["EVAL", "return 1"], EXACT),
+        Run(
+            &["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+            EXACT,
+        ),
+        Run(
+            &[
+                "SCRIPT",
+                "EXISTS",
+                "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+                "abc",
+            ],
+            EXACT,
+        ),
+        Run(&["SCRIPT", "LOAD", "return 'loaded'"], EXACT),
+        Run(
+            &["EVALSHA", "ae3ab6e3c3e1d1a9a2e7c3c5a8a0c6e0e1e7e6a1", "0"],
+            EXACT,
+        ),
+        Run(
+            &["EVALSHA", "4B0C07A5A1B3DD62D1D93C5F33ED3B5FCB3B1D5F", "0"],
+            EXACT,
+        ),
+        Run(&["SCRIPT", "FLUSH"], EXACT),
+        Run(
+            &[
+                "SCRIPT",
+                "EXISTS",
+                "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            ],
+            EXACT,
+        ),
+        Run(
+            &["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+            EXACT,
+        ),
+        Run(&["SCRIPT", "FLUSH", "ASYNC"], EXACT),
+        Run(&["SCRIPT", "FLUSH", "bad"], EXACT),
+        Run(&["SCRIPT", "LOAD"], EXACT),
+        Run(&["SCRIPT", "LOAD", "return +"], EXACT),
+        Run(&["SCRIPT", "EXISTS"], EXACT),
+        Run(&["SCRIPT", "KILL"], EXACT),
+        Run(&["SCRIPT", "KILL", "x"], EXACT),
+        Run(&["SCRIPT", "HELP"], EXACT),
+        Run(&["SCRIPT", "nosuch"], EXACT),
+        Run(&["EVAL_RO", "return redis.call('get', 's')", "0"], EXACT),
+        Run(
+            &["EVAL_RO", "return redis.call('set', 'a', 'b')", "0"],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "#!lua flags=no-writes\nreturn redis.call('set', 'a', 'b')",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "#!lua\nreturn redis.call('set', KEYS[1], 'b')",
+                "1",
+                "sb",
+            ],
+            EXACT,
+        ),
+        Run(&["EVAL", "#!lua flags=bad\nreturn 1", "0"], EXACT),
+        Run(&["EVAL", "#!lua name=x\nreturn 1", "0"], EXACT),
+        Run(&["EVAL", "#!luax\nreturn 1", "0"], EXACT),
+        Run(&["EVAL", "return redis.setresp(4)", "0"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "redis.call('select', 1); redis.call('set', 'db1', 'x'); return redis.call('get', 'db1')",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(&["GET", "db1"], EXACT),
+        Run(&["SELECT", "1"], EXACT),
+        Run(&["GET", "db1"], EXACT),
+        Run(&["SELECT", "0"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "redis.call('set', 'w1', 'x'); return redis.call('incr', 's')",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(&["GET", "w1"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "redis.setresp(3); return redis.call('hgetall', 'h')",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "redis.setresp(3); return redis.call('zscore', 'z', 'm')",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "redis.setresp(3); local r = redis.call('get', 'nokey'); return type(r)",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(&["EVAL", "redis.setresp(3); return true", "0"], EXACT),
+        Run(&["EVAL", "redis.setresp(3); return false", "0"], EXACT),
+        Run(&["EVAL", "return {map={a=1}}", "0"], EXACT),
+        Run(&["EVAL", "return {set={a=true}}", "0"], EXACT),
+        Run(&["EVAL", "return {big_number='123'}", "0"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["EVAL", "return redis.call('incr', 'cnt')", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('incr', 'cnt')", "0"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Hello(3),
+        Run(&["EVAL", "return {map={a=1}}", "0"], EXACT),
+        Run(&["EVAL", "return {set={a=true}}", "0"], EXACT),
+        Run(&["EVAL", "return {double=2.5}", "0"], EXACT),
+        Run(&["EVAL", "return {big_number='123'}", "0"], EXACT),
+        Run(&["EVAL", "return nil", "0"], EXACT),
+        Run(&["EVAL", "return false", "0"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "redis.setresp(3); return redis.call('hgetall', 'h')",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('hgetall', 'h')", "0"], EXACT),
+        Run(&["EVAL", "redis.setresp(3); return false", "0"], EXACT),
     ];
     lockstep(&script);
 }

@@ -93,6 +93,8 @@ pub struct Core<E: Engine> {
     pub broker: Broker,
     /// Clients blocked in blocking pops.
     pub blocking: Blocking,
+    /// Lua scripts (EVAL, SCRIPT LOAD) and the one running now.
+    pub scripts: crate::script::Scripts,
     /// Counters.
     pub metrics: Metrics,
     config: RwLock<RuntimeConfig>,
@@ -127,6 +129,7 @@ impl<E: Engine> Core<E> {
             table,
             broker: Broker::default(),
             blocking: Blocking::default(),
+            scripts: crate::script::Scripts::default(),
             metrics,
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),

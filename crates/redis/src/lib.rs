@@ -19,6 +19,7 @@ pub mod long_double;
 pub mod metrics;
 pub mod number;
 pub mod pubsub;
+pub mod script;
 pub mod server;
 pub mod session;
 pub mod store;

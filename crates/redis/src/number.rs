@@ -97,16 +97,23 @@ pub fn format_double(value: f64) -> String {
 /// C's `%.17g`: 17 significant digits, scientific notation outside 1e-4..1e17, trailing
 /// zeros removed.
 fn format_g17(value: f64) -> String {
-    const PRECISION: i32 = 17;
-    let sci = format!("{:.*e}", (PRECISION - 1) as usize, value);
+    format_g(value, 17)
+}
+
+/// C's `%.<precision>g` of a finite number: `precision` significant digits, scientific
+/// notation outside 1e-4..1e<precision>, trailing zeros removed (`%.14g` is Lua 5.1's
+/// `tostring`).
+pub fn format_g(value: f64, precision: usize) -> String {
+    let precision = precision.clamp(1, 40) as i32;
+    let sci = format!("{:.*e}", (precision - 1) as usize, value);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..PRECISION).contains(&exp) {
+    if !(-4..precision).contains(&exp) {
         let mantissa = trim_fraction(mantissa);
         let sign = if exp < 0 { '-' } else { '+' };
         return format!("{mantissa}e{sign}{:02}", exp.abs());
     }
-    let decimals = (PRECISION - 1 - exp).max(0) as usize;
+    let decimals = (precision - 1 - exp).max(0) as usize;
     trim_fraction(&format!("{value:.decimals$}")).to_string()
 }
 

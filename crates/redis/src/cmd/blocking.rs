@@ -203,7 +203,7 @@ pub fn serve_after<'c, E: Engine>(
         return;
     }
     let written = match core.table.get(&args[0]) {
-        Some(spec) if spec.name == "exec" => exec_written.as_slice(),
+        Some(spec) if super::scripting::runs_commands(spec.name) => exec_written.as_slice(),
         Some(spec) if spec.flags & WRITE != 0 => &args[1..],
         _ => return,
     };

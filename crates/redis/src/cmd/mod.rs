@@ -9,6 +9,7 @@ mod hyperloglog;
 mod keys;
 mod lists;
 mod sample;
+mod scripting;
 mod server;
 mod sets;
 mod sort;
@@ -18,6 +19,7 @@ mod txn;
 mod zsets;
 
 pub use blocking::serve_after;
+pub use server::REDIS_VERSION;
 
 use dockv::HybridTime;
 use dockv::value::Value;
@@ -126,6 +128,7 @@ impl<E: Engine> Table<E> {
             .chain(bits::specs())
             .chain(geo::specs())
             .chain(hyperloglog::specs())
+            .chain(scripting::specs())
             .enumerate()
         {
             spec.id = id;
@@ -352,6 +355,16 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     if !spec.arity_ok(ctx.args.len()) {
         return Err(refuse(ctx, wrong_arity(spec.name)));
+    }
+    if ctx.core.scripts.busy()
+        && !scripting::allowed_while_busy(spec.name, ctx.args.get(1).map(Vec::as_slice))
+    {
+        let e = CmdError::Err(
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN \
+             NOSAVE."
+                .into(),
+        );
+        return Err(refuse(ctx, e));
     }
     if ctx.session.in_subscribed_mode() && spec.flags & PUBSUB == 0 {
         return Err(CmdError::err(format!(
