@@ -731,3 +731,42 @@ fn exec_is_isolated_from_concurrent_readers() {
         );
     }
 }
+
+/// A script running past the busy threshold (5 s): other clients are answered BUSY, SCRIPT
+/// KILL stops it and its caller gets the kill error, after which the server serves again; a
+/// script that has written cannot be killed, and SHUTDOWN NOSAVE still stops the server.
+#[test]
+fn a_busy_script_answers_busy_and_script_kill_stops_it() {
+    const BUSY: &[u8] = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL \
+                          or SHUTDOWN NOSAVE.\r\n";
+    const UNKILLABLE: &[u8] = b"-UNKILLABLE Sorry the script already executed write commands \
+        against the dataset. You can either wait the script termination or kill the server in \
+        a hard way using the SHUTDOWN NOSAVE command.\r\n";
+    let busy_after = Duration::from_millis(5600);
+    on_both(&[], |server| {
+        let body = "local i = 0\nwhile true do i = i + 1 end";
+        let sha = sha1_smol::Sha1::from(body).digest().to_string();
+        let mut runner = server.raw();
+        runner.send(&cmd(&["EVAL", body, "0"]));
+        std::thread::sleep(busy_after);
+        let mut other = server.raw();
+        // `send` and `expect`: `exchange`'s ECHO would be answered BUSY too.
+        other.send(&cmd(&["GET", "k"]));
+        other.expect(BUSY, "GET while a script is busy");
+        other.send(&cmd(&["SCRIPT", "KILL"]));
+        other.expect(b"+OK\r\n", "SCRIPT KILL");
+        let killed = format!(
+            "-ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:2.\r\n"
+        );
+        runner.expect(killed.as_bytes(), "the killed script's reply");
+        other.exchange(&cmd(&["GET", "k"]), b"$-1\r\n");
+
+        let writer = "redis.call('set', 'k', 'v')\nwhile true do end";
+        runner.send(&cmd(&["EVAL", writer, "0"]));
+        std::thread::sleep(busy_after);
+        other.send(&cmd(&["SCRIPT", "KILL"]));
+        other.expect(UNKILLABLE, "SCRIPT KILL after a write");
+        other.send(&cmd(&["SHUTDOWN", "NOSAVE"]));
+        other.expect_closed("SHUTDOWN NOSAVE during an unkillable script");
+    });
+}

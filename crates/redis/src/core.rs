@@ -148,6 +148,7 @@ impl<E: Engine> Core<E> {
     /// Asks the server to stop as SIGTERM does: stop accepting, finish what connections
     /// have read, flush.
     pub fn request_stop(&self) {
+        self.scripts.stop();
         self.stop.send_replace(true);
     }
 

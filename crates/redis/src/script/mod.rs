@@ -185,6 +185,14 @@ impl Scripts {
         Ok(())
     }
 
+    /// Stops the running script even if it wrote (the server is shutting down, as
+    /// SHUTDOWN NOSAVE stops a script SCRIPT KILL cannot).
+    pub fn stop(&self) {
+        if self.flags.running.load(Ordering::SeqCst) {
+            self.flags.kill.store(true, Ordering::SeqCst);
+        }
+    }
+
     /// Records that the running script wrote.
     pub fn note_write(&self) {
         self.flags.wrote.store(true, Ordering::SeqCst);
