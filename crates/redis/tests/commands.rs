@@ -53,12 +53,15 @@ impl Fixture {
     /// Runs `command` and returns its reply as a RESP2 client reads it (maps as flat
     /// arrays, doubles as bulk strings).
     fn run(&mut self, command: &str) -> Frame {
-        let args: Vec<Vec<u8>> = command
-            .split_whitespace()
-            .map(|a| a.as_bytes().to_vec())
-            .collect();
+        let words: Vec<&str> = command.split_whitespace().collect();
+        self.run_args(&words)
+    }
+
+    /// Runs one command whose arguments may hold spaces (a script's body).
+    fn run_args(&mut self, words: &[&str]) -> Frame {
+        let args: Vec<Vec<u8>> = words.iter().map(|a| a.as_bytes().to_vec()).collect();
         let replies = execute(&self.core, &mut self.session, &args, &IterSlot::new());
-        assert_eq!(replies.len(), 1, "{command}: {replies:?}");
+        assert_eq!(replies.len(), 1, "{words:?}: {replies:?}");
         let wire = replies[0].encode();
         Frame::parse(&wire).expect("a reply parses").0
     }
@@ -212,6 +215,18 @@ fn asof_reads_the_past_and_refuses_writes() {
         array(&["a", "b"])
     );
     assert_eq!(f.run(&format!("DOCDB.ASOF {before} EXISTS l")), int(1));
+    // A read-only script reads as of that time too, and may not write.
+    let before = before.to_string();
+    let script = "return {redis.call('get', KEYS[1]), redis.call('llen', KEYS[2])}";
+    assert_eq!(
+        f.run_args(&["DOCDB.ASOF", &before, "EVAL_RO", script, "2", "k", "l"]),
+        Frame::Array(vec![bulk("one"), int(2)])
+    );
+    let write = "return redis.call('set', 'k', 'x')";
+    assert!(matches!(
+        f.run_args(&["DOCDB.ASOF", &before, "EVAL_RO", write, "0"]),
+        Frame::Error(e) if e.starts_with("ERR Write commands are not allowed from read-only scripts.")
+    ));
     assert_eq!(f.run("GET k"), bulk("two"));
     assert!(
         matches!(f.run(&format!("DOCDB.ASOF {before} SET k x")), Frame::Error(e) if e.contains("read-only"))

@@ -2,6 +2,7 @@
 //! `DocDb::write_now`, as EXEC's commands do, so no other client's write runs in between and
 //! its writes land together; the commands it calls run through [`script_call`].
 
+use dockv::HybridTime;
 use engine::Engine;
 
 use super::{Ctx, READONLY, Spec, WRITE, is, ok, spec};
@@ -130,7 +131,9 @@ fn run_script<E: Engine>(
     };
     let split = 3 + numkeys as usize;
     let (keys, argv) = ctx.args[3..].split_at(split - 3);
-    let read_only = read_only || script.flags.no_writes;
+    // Under DOCDB.ASOF (EVAL_RO only), the script's reads are as of that time too.
+    let as_of = ctx.as_of;
+    let read_only = read_only || script.flags.no_writes || as_of.is_some();
     let iters = ctx.iters;
     let session = &mut *ctx.session;
     let (db, db_name, protocol) = (session.db, session.db_name.clone(), session.protocol);
@@ -138,15 +141,12 @@ fn run_script<E: Engine>(
     let reply = core.store.write_together(|_| {
         session.in_exec = true;
         let mut call = |args: &[Vec<u8>], protocol: Protocol| {
-            script_call(
-                core,
-                &mut *session,
-                iters,
-                args,
+            let called = Called {
                 protocol,
                 read_only,
-                &mut wrote,
-            )
+                as_of,
+            };
+            script_call(core, &mut *session, iters, args, called, &mut wrote)
         };
         let reply = script::run(&core.scripts, &script, keys, argv, &mut call);
         session.in_exec = false;
@@ -161,14 +161,24 @@ fn run_script<E: Engine>(
     reply
 }
 
+/// How a script's commands run.
+#[derive(Clone, Copy)]
+struct Called {
+    /// The protocol the script chose (`redis.setresp`).
+    protocol: Protocol,
+    /// Write commands are refused (EVAL_RO, `#!lua flags=no-writes`, DOCDB.ASOF).
+    read_only: bool,
+    /// DOCDB.ASOF's read time.
+    as_of: Option<HybridTime>,
+}
+
 /// One command a script calls (`scriptCall`): checked as Redis checks it, then run.
 fn script_call<'c, E: Engine>(
     core: &'c Core<E>,
     session: &mut Session,
     iters: &IterSlot<'c, E>,
     args: &[Vec<u8>],
-    protocol: Protocol,
-    read_only: bool,
+    called: Called,
     wrote: &mut bool,
 ) -> Frame {
     let refused = |text: &str| Frame::Error(format!("ERR {text}"));
@@ -182,15 +192,16 @@ fn script_call<'c, E: Engine>(
         return refused("This Redis command is not allowed from script");
     }
     if spec.flags & WRITE != 0 {
-        if read_only {
+        if called.read_only {
             return refused("Write commands are not allowed from read-only scripts.");
         }
         *wrote = true;
         core.scripts.note_write();
         session.exec_written.extend_from_slice(&args[1..]);
     }
-    let outer = std::mem::replace(&mut session.protocol, protocol);
+    let outer = std::mem::replace(&mut session.protocol, called.protocol);
     let mut ctx = Ctx::new(core, iters, session, args);
+    ctx.as_of = called.as_of;
     let started = std::time::Instant::now();
     let result = (spec.run)(&mut ctx);
     core.metrics
