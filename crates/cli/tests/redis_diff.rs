@@ -3924,6 +3924,16 @@ fn lua_scripts_match_redis() {
         Run(&["EVAL", "setmetatable(_G, nil)", "0"], EXACT),
         Run(&["EVAL", "local t = {}; t.x = 1; return t.x", "0"], EXACT),
         Run(&["EVAL", "return loadstring('return 5')()", "0"], EXACT),
+        Run(&["EVAL", "loadstring('leak = 1')()", "0"], EXACT),
+        Run(&["EVAL", "return loadstring('return leak')()", "0"], EXACT),
+        Run(
+            &[
+                "EVAL",
+                "local function f(n) return n == 0 and 0 or 1 + f(n - 1) end; return f(100)",
+                "0",
+            ],
+            EXACT,
+        ),
         Run(
             &[
                 "EVAL",

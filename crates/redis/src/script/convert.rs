@@ -743,6 +743,23 @@ mod tests {
     }
 
     #[test]
+    fn a_table_holding_itself_replies_with_a_bounded_nesting() {
+        let lua = Lua::new();
+        let table: Table = lua
+            .load("local t = {} t[1] = t return t")
+            .eval()
+            .expect("a cyclic table");
+        let mut reply = reply_from_lua(&Value::Table(table), Protocol::Resp2, 0);
+        let mut depth = 0;
+        while let Frame::Array(mut items) = reply {
+            depth += 1;
+            reply = items.pop().expect("one element per level");
+        }
+        assert_eq!(depth, MAX_REPLY_DEPTH + 1);
+        assert_eq!(reply, Frame::Error("ERR reached lua stack limit".into()));
+    }
+
+    #[test]
     fn error_tables_take_a_code() {
         assert_eq!(error_table_text("-my err"), "my err");
         assert_eq!(error_table_text("-ERR x"), "ERR x");

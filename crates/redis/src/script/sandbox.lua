@@ -7,6 +7,7 @@ local raw_pcall, raw_xpcall, raw_error = pcall, xpcall, error
 local raw_type, raw_tostring, raw_select, raw_unpack = type, tostring, select, unpack
 local raw_rawset, raw_setmetatable = rawset, setmetatable
 local pairs, ipairs = pairs, ipairs
+local raw_loadstring, raw_load, raw_setfenv = loadstring, load, setfenv
 local errvalue = G.__docdb_errvalue
 local protected = {}
 
@@ -98,6 +99,19 @@ raw_setmetatable(globals, {
 })
 protected[globals] = true
 G._G = globals
+
+-- Chunks a script compiles see the same read-only globals as the script.
+local function sandboxed(loader)
+  return function(...)
+    local f, err = loader(...)
+    if f then
+      raw_setfenv(f, globals)
+    end
+    return f, err
+  end
+end
+G.loadstring = sandboxed(raw_loadstring)
+G.load = sandboxed(raw_load)
 
 -- Redis's error handler: a table {err=..., source=..., line=...} for every error, located
 -- at the script's frame (past C functions and this chunk's wrappers).
