@@ -4116,3 +4116,148 @@ fn lua_scripts_match_redis() {
     ];
     lockstep(&script);
 }
+
+/// Redis 7 functions: FUNCTION LOAD (library metadata, registration errors, REPLACE,
+/// clashing names), FCALL and FCALL_RO (keys and arguments, flags, errors located at the
+/// function's line), FUNCTION LIST/STATS/DELETE/FLUSH.
+#[test]
+fn lua_functions_match_redis() {
+    const LIB: &str = "#!lua name=lib1\nredis.register_function('f1', function(keys, args) \
+                       return {keys[1], args[1], redis.call('get', keys[1])} end)";
+    let script = [
+        Run(&["SET", "k", "v"], EXACT),
+        Run(&["FUNCTION", "LOAD", "return 1"], EXACT),
+        Run(&["FUNCTION", "LOAD", "#!lua\nreturn 1"], EXACT),
+        Run(&["FUNCTION", "LOAD", "#!lua name=l1\nreturn 1"], EXACT),
+        Run(&["FUNCTION", "LOAD", "#!luax name=a\nx"], EXACT),
+        Run(&["FUNCTION", "LOAD", "#!lua name=l4 foo=bar\nx"], EXACT),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=bad-name\nredis.register_function('x', function() end)",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=l3\nredis.register_function('bad-f', function() end)",
+            ],
+            EXACT,
+        ),
+        Run(
+            &["FUNCTION", "LOAD", "#!lua name=l4\nredis.call('ping')"],
+            EXACT,
+        ),
+        Run(&["FUNCTION", "LOAD", "#!lua name=l4\nerror('x')"], EXACT),
+        Run(&["FUNCTION", "LOAD", "#!lua name=l4\nreturn +"], EXACT),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=l1\nredis.register_function('f', function() return 1 end)\nredis.register_function('f', function() return 2 end)",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=l1\nredis.register_function{function_name='f'}",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=l1\nredis.register_function{function_name='f', callback=function() end, flags={'bad'}}",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=l1\nredis.register_function('f', 5)",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=l1\nredis.register_function()",
+            ],
+            EXACT,
+        ),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=l1\nredis.register_function{function_name='f', callback=function() end, foo=1}",
+            ],
+            EXACT,
+        ),
+        Run(&["FUNCTION", "LOAD", LIB], EXACT),
+        Run(&["FUNCTION", "LOAD", LIB], EXACT),
+        Run(&["FUNCTION", "LOAD", "REPLACE", LIB], EXACT),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=lib2\nredis.register_function('f1', function() return 1 end)",
+            ],
+            EXACT,
+        ),
+        Run(&["FCALL", "f1", "1", "k", "a"], EXACT),
+        Run(&["FCALL", "f1", "2", "k"], EXACT),
+        Run(&["FCALL", "f1", "-1"], EXACT),
+        Run(&["FCALL", "nosuch", "0"], EXACT),
+        Run(&["FCALL_RO", "f1", "1", "k", "a"], EXACT),
+        Run(&["FUNCTION", "LIST"], EXACT),
+        Run(&["FUNCTION", "LIST", "WITHCODE"], EXACT),
+        Run(&["FUNCTION", "LIST", "LIBRARYNAME", "lib*"], EXACT),
+        Run(&["FUNCTION", "LIST", "LIBRARYNAME", "x*"], EXACT),
+        Run(&["FUNCTION", "LIST", "LIBRARYNAME"], EXACT),
+        Run(&["FUNCTION", "LIST", "bad"], EXACT),
+        Run(&["FUNCTION", "STATS"], EXACT),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=lib3\nlocal x = 5\nredis.register_function{function_name='g', callback=function(keys, args) return redis.call('set', keys[1], args[1]) end, flags={'no-writes'}, description='desc'}\nredis.register_function('h', function(keys, args) error('in h') end)\nredis.register_function('n', function(keys, args) return x + #keys end)",
+            ],
+            EXACT,
+        ),
+        Run(&["FCALL", "g", "1", "k", "v"], EXACT),
+        Run(&["FCALL_RO", "g", "1", "k", "v"], EXACT),
+        Run(&["FCALL", "h", "0"], EXACT),
+        Run(&["FCALL", "n", "2", "a", "b"], EXACT),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=lib5\nredis.register_function{function_name='g5', callback=function() return 5 end, flags={'allow-stale', 'no-writes', 'no-writes'}, description='five'}",
+            ],
+            EXACT,
+        ),
+        Run(
+            &["FUNCTION", "LIST", "LIBRARYNAME", "lib5", "WITHCODE"],
+            EXACT,
+        ),
+        Run(&["FCALL_RO", "g5", "0"], EXACT),
+        Run(&["FUNCTION", "DELETE", "lib3"], EXACT),
+        Run(&["FUNCTION", "DELETE", "lib3"], EXACT),
+        Run(&["FCALL", "g", "1", "k", "v"], EXACT),
+        Run(&["FUNCTION", "KILL"], EXACT),
+        Run(&["FUNCTION", "FLUSH", "bad"], EXACT),
+        Run(&["FUNCTION", "FLUSH"], EXACT),
+        Run(&["FCALL", "f1", "1", "k", "a"], EXACT),
+        Run(&["FUNCTION", "LIST"], EXACT),
+        Run(&["FUNCTION"], EXACT),
+    ];
+    lockstep(&script);
+}

@@ -746,3 +746,54 @@ fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
     server.crash();
     assert!(dump(dir.path()).contains("\"synced\""));
 }
+
+/// Function libraries outlive a restart (Redis keeps them in its RDB and AOF files), a
+/// library deleted or flushed stays gone, and the script cache starts empty (EVALSHA of a
+/// script loaded before answers NOSCRIPT, as after a Redis restart). Also against
+/// redis-server with `DOCDB_SERVE_TESTS_PEER=redis` (with its append-only file on).
+#[test]
+fn function_libraries_survive_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let library = |name: &str, function: &str| {
+        format!(
+            "#!lua name={name}\nredis.register_function('{function}', \
+             function(keys, args) return redis.call('incrby', keys[1], args[1]) end)"
+        )
+    };
+    for (name, function) in [("kept", "add"), ("dropped", "drop_add")] {
+        let code = library(name, function);
+        assert_eq!(
+            c.call(&["FUNCTION", "LOAD", &code]),
+            Frame::Bulk(name.as_bytes().to_vec())
+        );
+    }
+    let sha = c.call(&["SCRIPT", "LOAD", "return 1"]);
+    assert_eq!(c.call(&["FCALL", "add", "1", "n", "5"]), Frame::Integer(5));
+    c.ok(&["FUNCTION", "DELETE", "dropped"]);
+    drop(c);
+
+    let server = server.restart();
+    let mut c = server.client();
+    assert_eq!(c.call(&["FCALL", "add", "1", "n", "2"]), Frame::Integer(7));
+    let not_found = Frame::Error("ERR Function not found".into());
+    assert_eq!(c.call(&["FCALL", "drop_add", "1", "n", "2"]), not_found);
+    let Frame::Bulk(sha) = sha else {
+        panic!("SCRIPT LOAD answered {sha:?}");
+    };
+    let sha = String::from_utf8(sha).expect("a hex SHA-1");
+    assert_eq!(
+        c.call(&["EVALSHA", &sha, "0"]),
+        Frame::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+    );
+    c.ok(&["FUNCTION", "FLUSH"]);
+    drop(c);
+
+    let server = server.restart();
+    let mut c = server.client();
+    assert_eq!(c.call(&["FCALL", "add", "1", "n", "2"]), not_found);
+    assert_eq!(c.call(&["FUNCTION", "LIST"]), Frame::Array(Vec::new()));
+    drop(c);
+    server.stop();
+}

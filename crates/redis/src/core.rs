@@ -124,7 +124,7 @@ impl<E: Engine> Core<E> {
     pub fn new(store: Store<E>, config: RuntimeConfig) -> Self {
         let table = Table::new();
         let metrics = Metrics::new(table.names());
-        Core {
+        let core = Core {
             store,
             table,
             broker: Broker::default(),
@@ -142,7 +142,9 @@ impl<E: Engine> Core<E> {
             stop: watch::channel(false).0,
             last_save: AtomicI64::new(unix_seconds()),
             background_save: AtomicBool::new(false),
-        }
+        };
+        crate::cmd::restore_libraries(&core);
+        core
     }
 
     /// Asks the server to stop as SIGTERM does: stop accepting, finish what connections

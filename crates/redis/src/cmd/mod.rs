@@ -19,6 +19,7 @@ mod txn;
 mod zsets;
 
 pub use blocking::serve_after;
+pub use scripting::restore_libraries;
 pub use server::REDIS_VERSION;
 
 use dockv::HybridTime;

@@ -9,8 +9,9 @@ use super::{Ctx, READONLY, Spec, WRITE, is, ok, spec};
 use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
+use crate::glob;
 use crate::number::int_arg;
-use crate::script;
+use crate::script::{self, functions};
 use crate::session::Session;
 use crate::store::IterSlot;
 
@@ -21,8 +22,15 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("eval_ro", -3, READONLY, 0, eval_ro),
         spec("evalsha_ro", -3, READONLY, 0, evalsha_ro),
         spec("script", -2, 0, 0, script_command),
+        spec("fcall", -3, WRITE, 0, fcall),
+        spec("fcall_ro", -3, READONLY, 0, fcall_ro),
+        spec("function", -2, 0, 0, function_command),
     ]
 }
+
+/// Where each function library's code is kept (a DocDB metadata record per library), so
+/// that libraries outlive a restart as Redis's do in its RDB and AOF files.
+const LIBRARY_PREFIX: &[u8] = b"redis.function.";
 
 /// Commands a script may not call (Redis 7.0's `noscript` flag).
 const NOT_IN_SCRIPTS: &[&str] = &[
@@ -73,7 +81,7 @@ const NOT_IN_SCRIPTS: &[&str] = &[
 /// Whether `name` runs other commands, whose written keys it collects in
 /// `Session::exec_written` (for the clients blocked on them).
 pub fn runs_commands(name: &str) -> bool {
-    matches!(name, "exec" | "eval" | "evalsha")
+    matches!(name, "exec" | "eval" | "evalsha" | "fcall")
 }
 
 /// Whether `name` (a command, then its first argument) may run while a script is busy, as
@@ -81,7 +89,7 @@ pub fn runs_commands(name: &str) -> bool {
 pub fn allowed_while_busy(name: &str, first: Option<&[u8]>) -> bool {
     match name {
         "auth" | "hello" | "shutdown" | "quit" => true,
-        "script" => first.is_some_and(|sub| is(sub, "kill")),
+        "script" | "function" => first.is_some_and(|sub| is(sub, "kill")),
         _ => false,
     }
 }
@@ -108,16 +116,7 @@ fn run_script<E: Engine>(
     by_sha: bool,
     read_only: bool,
 ) -> CmdResult<Frame> {
-    let numkeys = int_arg(ctx.arg(2))?;
-    let given = ctx.args.len() as i64 - 3;
-    if numkeys > given {
-        return Err(CmdError::err(
-            "Number of keys can't be greater than number of args",
-        ));
-    }
-    if numkeys < 0 {
-        return Err(CmdError::err("Number of keys can't be negative"));
-    }
+    let numkeys = key_count(ctx)?;
     let core = ctx.core;
     let script = if by_sha {
         core.scripts
@@ -129,11 +128,66 @@ fn run_script<E: Engine>(
             Err(reply) => return Ok(reply),
         }
     };
-    let split = 3 + numkeys as usize;
-    let (keys, argv) = ctx.args[3..].split_at(split - 3);
+    let read_only = read_only || script.flags.no_writes;
+    in_script(ctx, numkeys, read_only, |keys, argv, call| {
+        script::run(&core.scripts, &script, keys, argv, call)
+    })
+}
+
+/// `FCALL function numkeys key... arg...`.
+fn run_function<E: Engine>(ctx: &mut Ctx<'_, '_, E>, read_only: bool) -> CmdResult<Frame> {
+    let numkeys = key_count(ctx)?;
+    let core = ctx.core;
+    let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    let Some((_, function)) = core.scripts.libraries.function(&name) else {
+        return Err(CmdError::err("Function not found"));
+    };
+    if read_only && !function.no_writes() {
+        return Err(CmdError::err(
+            "Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    let read_only = read_only || function.no_writes();
+    in_script(ctx, numkeys, read_only, |keys, argv, call| {
+        script::call_function(&core.scripts, &name, keys, argv, call)
+    })
+}
+
+fn fcall<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    run_function(ctx, false)
+}
+
+fn fcall_ro<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    run_function(ctx, true)
+}
+
+/// The `numkeys` argument of EVAL and FCALL, checked as Redis checks it.
+fn key_count<E: Engine>(ctx: &Ctx<'_, '_, E>) -> CmdResult<usize> {
+    let numkeys = int_arg(ctx.arg(2))?;
+    if numkeys > ctx.args.len() as i64 - 3 {
+        return Err(CmdError::err(
+            "Number of keys can't be greater than number of args",
+        ));
+    }
+    if numkeys < 0 {
+        return Err(CmdError::err("Number of keys can't be negative"));
+    }
+    Ok(numkeys as usize)
+}
+
+/// Runs a script (`run`, given its keys, its arguments and how it calls commands) as EXEC
+/// runs its commands: inside one `write_now`, its commands checked by [`script_call`].
+fn in_script<E: Engine>(
+    ctx: &mut Ctx<'_, '_, E>,
+    numkeys: usize,
+    read_only: bool,
+    run: impl FnOnce(&[Vec<u8>], &[Vec<u8>], &mut script::CallFn<'_>) -> Frame,
+) -> CmdResult<Frame> {
+    let core = ctx.core;
+    let (keys, argv) = ctx.args[3..].split_at(numkeys);
     // Under DOCDB.ASOF (EVAL_RO only), the script's reads are as of that time too.
     let as_of = ctx.as_of;
-    let read_only = read_only || script.flags.no_writes || as_of.is_some();
+    let read_only = read_only || as_of.is_some();
     let iters = ctx.iters;
     let session = &mut *ctx.session;
     let (db, db_name, protocol) = (session.db, session.db_name.clone(), session.protocol);
@@ -148,7 +202,7 @@ fn run_script<E: Engine>(
             };
             script_call(core, &mut *session, iters, args, called, &mut wrote)
         };
-        let reply = script::run(&core.scripts, &script, keys, argv, &mut call);
+        let reply = run(keys, argv, &mut call);
         session.in_exec = false;
         reply
     });
@@ -289,3 +343,143 @@ const HELP: &[&str] = &[
     "HELP",
     "    Prints this help.",
 ];
+
+/// `FUNCTION LOAD|DELETE|FLUSH|LIST|STATS|KILL|DUMP|RESTORE|HELP`.
+fn function_command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let sub = ctx.arg(1);
+    let core = ctx.core;
+    let libraries = &core.scripts.libraries;
+    let arity = |name: &str| {
+        CmdError::err(format!(
+            "wrong number of arguments for 'function|{name}' command"
+        ))
+    };
+    if is(sub, "load") {
+        let (replace, code) = match ctx.args.get(2..) {
+            Some([code]) => (false, code),
+            Some([flag, code]) if is(flag, "replace") => (true, code),
+            Some([_, _]) => {
+                return Err(CmdError::err(format!(
+                    "Unknown option given: {}",
+                    String::from_utf8_lossy(ctx.arg(2))
+                )));
+            }
+            _ => return Err(arity("load")),
+        };
+        let name =
+            script::load_library(&core.scripts, code.clone(), replace).map_err(CmdError::Err)?;
+        let meta = [LIBRARY_PREFIX, name.as_bytes()].concat();
+        core.store.docdb().put_meta(&meta, Some(code))?;
+        return Ok(Frame::Bulk(name.into_bytes()));
+    }
+    if is(sub, "delete") {
+        let [_, _, name] = ctx.args else {
+            return Err(arity("delete"));
+        };
+        let name = String::from_utf8_lossy(name).into_owned();
+        if !libraries.delete(&name) {
+            return Err(CmdError::err("Library not found"));
+        }
+        let meta = [LIBRARY_PREFIX, name.as_bytes()].concat();
+        core.store.docdb().put_meta(&meta, None)?;
+        return Ok(ok());
+    }
+    if is(sub, "flush") {
+        if ctx.args.len() > 3
+            || (ctx.args.len() == 3 && !is(ctx.arg(2), "sync") && !is(ctx.arg(2), "async"))
+        {
+            return Err(CmdError::err(
+                "FUNCTION FLUSH only supports SYNC|ASYNC option",
+            ));
+        }
+        for library in libraries.all() {
+            let meta = [LIBRARY_PREFIX, library.name.as_bytes()].concat();
+            core.store.docdb().put_meta(&meta, None)?;
+        }
+        libraries.flush();
+        return Ok(ok());
+    }
+    if is(sub, "list") {
+        return function_list(ctx);
+    }
+    if is(sub, "stats") {
+        let bulk = |s: &str| Frame::Bulk(s.as_bytes().to_vec());
+        let all = libraries.all();
+        let functions: usize = all.iter().map(|l| l.functions.len()).sum();
+        let lua = Frame::Map(vec![
+            (bulk("libraries_count"), Frame::Integer(all.len() as i64)),
+            (bulk("functions_count"), Frame::Integer(functions as i64)),
+        ]);
+        return Ok(Frame::Map(vec![
+            (bulk("running_script"), Frame::Null),
+            (bulk("engines"), Frame::Map(vec![(bulk("LUA"), lua)])),
+        ]));
+    }
+    if is(sub, "kill") {
+        return core.scripts.kill().map(|()| ok()).map_err(CmdError::Err);
+    }
+    if is(sub, "dump") || is(sub, "restore") {
+        return Err(CmdError::err(
+            "FUNCTION DUMP and RESTORE are not supported: load libraries from their code",
+        ));
+    }
+    Err(CmdError::err(format!(
+        "unknown subcommand '{}'. Try FUNCTION HELP.",
+        String::from_utf8_lossy(sub)
+    )))
+}
+
+/// `FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]`.
+fn function_list<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (mut pattern, mut with_code) = (None, false);
+    let mut i = 2;
+    while i < ctx.args.len() {
+        let arg = ctx.arg(i);
+        if is(arg, "withcode") {
+            with_code = true;
+        } else if is(arg, "libraryname") {
+            i += 1;
+            let Some(p) = ctx.args.get(i) else {
+                return Err(CmdError::err("library name argument was not given"));
+            };
+            pattern = Some(p.clone());
+        } else {
+            return Err(CmdError::err(format!(
+                "Unknown argument {}",
+                String::from_utf8_lossy(arg)
+            )));
+        }
+        i += 1;
+    }
+    let entries = ctx
+        .core
+        .scripts
+        .libraries
+        .all()
+        .iter()
+        .filter(|l| {
+            pattern
+                .as_ref()
+                .is_none_or(|p| glob::matches(p, l.name.as_bytes()))
+        })
+        .map(|l| functions::list_entry(l, with_code))
+        .collect();
+    Ok(Frame::Array(entries))
+}
+
+/// Loads the function libraries kept in `core`'s database (at startup).
+pub fn restore_libraries<E: Engine>(core: &Core<E>) {
+    let kept = match core.store.docdb().scan_meta(LIBRARY_PREFIX) {
+        Ok(kept) => kept,
+        Err(e) => {
+            tracing::error!(error = %e, "reading the function libraries failed");
+            return;
+        }
+    };
+    for (name, code) in kept {
+        if let Err(e) = script::load_library(&core.scripts, code, true) {
+            let name = String::from_utf8_lossy(&name).into_owned();
+            tracing::error!(library = %name, error = %e, "a kept function library failed to load");
+        }
+    }
+}

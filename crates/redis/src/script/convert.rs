@@ -404,16 +404,15 @@ fn bad_argument(position: usize, function: &str, message: &str) -> mlua::Error {
     ))
 }
 
-/// Runs the compiled script `function` under Redis's error handler (`runner`), with
-/// `redis.call`, `redis.pcall` and `redis.setresp` in `redis` going through `call`: whether
+/// Runs a script (`invoke` calls it under Redis's error handler), with `redis.call`,
+/// `redis.pcall` and `redis.setresp` in `redis` going through `call`: whether
 /// it succeeded, its result or its error table, and the protocol it chose with
 /// `redis.setresp` (its result's replies follow it).
 pub fn run_with_api(
     lua: &Lua,
     redis: &Table,
-    runner: &Function,
-    function: Function,
     call: &mut CallFn<'_>,
+    invoke: impl FnOnce() -> mlua::Result<(bool, Value)>,
 ) -> mlua::Result<(bool, Value, Protocol)> {
     let protocol = Cell::new(Protocol::Resp2);
     let call = std::cell::RefCell::new(call);
@@ -450,7 +449,7 @@ pub fn run_with_api(
                 Ok(())
             })?,
         )?;
-        runner.call::<(bool, Value)>(function)
+        invoke()
     })?;
     Ok((ok, value, protocol.get()))
 }
@@ -687,12 +686,14 @@ fn error_reply_of(table: &Table, sha: Option<&str>) -> Frame {
     Frame::Error(no_newlines(text))
 }
 
-/// The reply of a script that failed with `value` (its error handler's table).
-pub fn error_reply(value: &Value, sha: &str) -> Frame {
+/// The reply of a script that failed with `value` (its error handler's table), located by
+/// `script` (its SHA-1, or a function's name) when given.
+pub fn error_reply(value: &Value, script: Option<&str>) -> Frame {
     match value {
-        Value::Table(table) => error_reply_of(table, Some(sha)),
+        Value::Table(table) => error_reply_of(table, script),
         other => Frame::Error(format!(
-            "ERR Error running script {sha}, {}",
+            "ERR Error running script {}, {}",
+            script.unwrap_or("?"),
             match other {
                 Value::String(s) => s.to_string_lossy(),
                 _ => "execution failure".into(),

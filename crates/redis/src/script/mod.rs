@@ -12,6 +12,7 @@ mod bit;
 mod cjson;
 mod cmsgpack;
 mod convert;
+pub mod functions;
 mod structlib;
 
 use std::cell::RefCell;
@@ -20,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mlua::{Function, HookTriggers, Lua, LuaOptions, RegistryKey, StdLib, Table, VmState};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, RegistryKey, StdLib, Table, Value, VmState};
 
 use crate::frame::{Frame, Protocol};
 
@@ -125,6 +126,8 @@ pub struct Scripts {
     flags: Arc<RunFlags>,
     /// `math.random`'s generator, one per server as in Redis.
     rand: convert::SharedRand,
+    /// FUNCTION LOAD's libraries.
+    pub libraries: functions::Libraries,
 }
 
 /// The state of the script running now (scripts run one at a time: each holds the
@@ -253,6 +256,37 @@ pub fn load(scripts: &Scripts, body: Vec<u8>) -> Result<Arc<Script>, Frame> {
     }
 }
 
+/// FUNCTION LOAD: runs `code` on this thread to get its functions, then keeps the library
+/// (replacing one of its name only if `replace`); its name, or Redis's error.
+pub fn load_library(scripts: &Scripts, code: Vec<u8>, replace: bool) -> Result<String, String> {
+    let name = functions::library_name(&code)?;
+    let registered = with_vm(scripts, |vm| vm.run_library(&code))
+        .map_err(|e| format!("ERR {}", convert::root_message(&e)))??;
+    let library = functions::Library {
+        name: name.clone(),
+        functions: registered.into_iter().map(|(info, _)| info).collect(),
+        code,
+    };
+    scripts.libraries.add(library, replace)?;
+    Ok(name)
+}
+
+/// FCALL: runs function `name` (which FCALL has found) with `keys` and `args`, each command
+/// it calls going through `call`.
+pub fn call_function(
+    scripts: &Scripts,
+    name: &str,
+    keys: &[Vec<u8>],
+    args: &[Vec<u8>],
+    call: &mut CallFn<'_>,
+) -> Frame {
+    let _running = scripts.start();
+    let result = with_vm(scripts, |vm| {
+        vm.call_function(scripts, name, keys, args, call)
+    });
+    result.unwrap_or_else(|e| Frame::Error(format!("ERR {}", convert::root_message(&e))))
+}
+
 thread_local! {
     static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
 }
@@ -285,6 +319,13 @@ struct Vm {
     runner: RegistryKey,
     /// The real `redis` table, where each run puts its `call`, `pcall` and `setresp`.
     redis: RegistryKey,
+    /// The sandbox's `call_function`, `library_env`, `load_library` and `strict`.
+    call_function: RegistryKey,
+    strict: RegistryKey,
+    library_env: RegistryKey,
+    load_library: RegistryKey,
+    /// The functions of every library, loaded in this state.
+    loaded: functions::Loaded,
     /// Compiled scripts by SHA-1.
     compiled: HashMap<String, RegistryKey>,
     /// Per run: when it started, and the state SCRIPT KILL reaches it through.
@@ -327,11 +368,25 @@ impl Vm {
             .call(())?;
         let protected: Table = setup.get("globals")?;
         let runner: Function = setup.get("run")?;
+        let registry = |name: &str| -> mlua::Result<RegistryKey> {
+            lua.create_registry_value(setup.get::<Function>(name)?)
+        };
+        let (call_function, library_env, load_library, strict) = (
+            registry("call_function")?,
+            registry("library_env")?,
+            registry("load_library")?,
+            registry("strict")?,
+        );
         let vm = Vm {
             globals: lua.create_registry_value(globals)?,
             protected: lua.create_registry_value(protected)?,
             runner: lua.create_registry_value(runner)?,
             redis: lua.create_registry_value(redis)?,
+            call_function,
+            strict,
+            library_env,
+            load_library,
+            loaded: functions::Loaded::default(),
             lua,
             generation,
             compiled: HashMap::new(),
@@ -396,14 +451,123 @@ impl Vm {
             .set(Some((Instant::now(), scripts.flags.clone())));
         let runner: Function = self.lua.registry_value(&self.runner)?;
         let redis: Table = self.lua.registry_value(&self.redis)?;
-        let outcome = convert::run_with_api(&self.lua, &redis, &runner, function, call);
+        let outcome = convert::run_with_api(&self.lua, &redis, call, || runner.call(function));
         self.run_state.set(None);
         let (ok, value, protocol) = outcome?;
         Ok(if ok {
             convert::reply_from_lua(&value, protocol, 0)
         } else {
-            convert::error_reply(&value, &script.sha)
+            convert::error_reply(&value, Some(&script.sha))
         })
+    }
+
+    /// Runs a library's `code` with the load API: the functions it registered, or Redis's
+    /// error.
+    fn run_library(
+        &self,
+        code: &[u8],
+    ) -> mlua::Result<Result<Vec<(functions::FunctionInfo, Function)>, String>> {
+        let env: Table = self
+            .lua
+            .registry_value::<Function>(&self.library_env)?
+            .call(())?;
+        let compiled = self
+            .lua
+            .load(functions::code_body(code))
+            .set_name(functions::CHUNK_NAME)
+            .set_environment(env)
+            .into_function();
+        let function = match compiled {
+            Ok(function) => function,
+            Err(mlua::Error::SyntaxError { message, .. }) => {
+                return Ok(Err(format!("ERR Error compiling function: {message}")));
+            }
+            Err(e) => return Err(e),
+        };
+        let redis: Table = self.lua.registry_value(&self.redis)?;
+        let loader: Function = self.lua.registry_value(&self.load_library)?;
+        let strict: Function = self.lua.registry_value(&self.strict)?;
+        let registered = functions::Registered::default();
+        let (ok, value) = self.lua.scope(|scope| {
+            let api = functions::load_api(&self.lua, scope, &redis, &strict, &registered)?;
+            loader.call::<(bool, Value)>((function, api))
+        })?;
+        if !ok {
+            let Frame::Error(text) = convert::error_reply(&value, None) else {
+                return Ok(Err("ERR Error registering functions".into()));
+            };
+            return Ok(Err(format!("ERR Error registering functions: {text}")));
+        }
+        let registered = registered.into_inner();
+        if registered.is_empty() {
+            return Ok(Err("ERR No functions registered".into()));
+        }
+        Ok(Ok(registered))
+    }
+
+    /// Loads every library into this state if any changed since it last did.
+    fn sync_libraries(&mut self, libraries: &functions::Libraries) -> mlua::Result<()> {
+        let generation = libraries.generation();
+        if self.loaded.generation == Some(generation) {
+            return Ok(());
+        }
+        self.loaded.by_name.clear();
+        for library in libraries.all() {
+            match self.run_library(&library.code)? {
+                Ok(registered) => {
+                    for (info, function) in registered {
+                        let key = self.lua.create_registry_value(function)?;
+                        self.loaded.by_name.insert(info.name, key);
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(library = %library.name, error = %e, "library failed to load")
+                }
+            }
+        }
+        self.loaded.generation = Some(generation);
+        Ok(())
+    }
+
+    /// FCALL: function `name` with `keys` and `args`.
+    fn call_function(
+        &mut self,
+        scripts: &Scripts,
+        name: &str,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        call: &mut CallFn<'_>,
+    ) -> mlua::Result<Frame> {
+        self.sync_libraries(&scripts.libraries)?;
+        let Some(key) = self.loaded.by_name.get(name) else {
+            return Ok(Frame::Error("ERR Function not found".into()));
+        };
+        let function: Function = self.lua.registry_value(key)?;
+        let keys = self.strings(keys)?;
+        let args = self.strings(args)?;
+        self.run_state
+            .set(Some((Instant::now(), scripts.flags.clone())));
+        let invoker: Function = self.lua.registry_value(&self.call_function)?;
+        let redis: Table = self.lua.registry_value(&self.redis)?;
+        let outcome = convert::run_with_api(&self.lua, &redis, call, || {
+            invoker.call((function, keys, args))
+        });
+        self.run_state.set(None);
+        let (ok, value, protocol) = outcome?;
+        Ok(if ok {
+            convert::reply_from_lua(&value, protocol, 0)
+        } else {
+            convert::error_reply(&value, Some(name))
+        })
+    }
+
+    /// A Lua array of `items`.
+    fn strings(&self, items: &[Vec<u8>]) -> mlua::Result<Table> {
+        let strings = items
+            .iter()
+            .map(|item| self.lua.create_string(item))
+            .collect::<mlua::Result<Vec<_>>>()?;
+        self.lua.create_sequence_from(strings)
     }
 
     /// The compiled function of `script`, or the compile error's reply.

@@ -139,4 +139,63 @@ local function run(f)
   return raw_xpcall(f, handler)
 end
 
-return { globals = globals, run = run }
+-- FCALL: a registered function called with its keys and arguments.
+local function call_function(f, keys, args)
+  return raw_xpcall(function()
+    return f(keys, args)
+  end, handler)
+end
+
+-- A function library's globals (Redis 7.0's functions engine): while its code loads, only
+-- the load API (`redis.register_function`, `redis.log`); when its functions run, the
+-- globals every script sees. Its functions are closures over this table, so they see the
+-- swap.
+local loading
+local function library_env()
+  local env = {}
+  raw_setmetatable(env, {
+    __index = function(_, name)
+      if not loading then
+        return globals[name]
+      end
+      local value = loading[name]
+      if value == nil then
+        raw_error("Script attempted to access nonexistent global variable '"
+          .. raw_tostring(name) .. "'", 2)
+      end
+      return value
+    end,
+    __newindex = readonly,
+    __metatable = false,
+  })
+  protected[env] = true
+  return env
+end
+
+-- Runs a library's compiled code `f` with `api` as its globals.
+local function load_library(f, api)
+  loading = api
+  local ok, value = raw_xpcall(f, handler)
+  loading = nil
+  return ok, value
+end
+
+-- `t`, answering a read of a missing field as a missing global is answered.
+local function strict(t)
+  raw_setmetatable(t, {
+    __index = function(_, name)
+      raw_error("Script attempted to access nonexistent global variable '"
+        .. raw_tostring(name) .. "'", 2)
+    end,
+  })
+  return t
+end
+
+return {
+  strict = strict,
+  globals = globals,
+  run = run,
+  call_function = call_function,
+  library_env = library_env,
+  load_library = load_library,
+}
