@@ -201,6 +201,9 @@ fn script_op(rng: &mut Rng) -> Op {
     let k = key(rng, ALL_KEYS);
     let pool = if rng.chance(50) { VALUES } else { INCREMENTS };
     let v = *rng.pick(pool);
+    if rng.chance(15) {
+        return function_op(rng, k, v);
+    }
     if rng.chance(25) {
         // By SHA-1 (the same body's EVAL or SCRIPT LOAD may not have run yet: NOSCRIPT).
         let sha = sha1_hex(body.as_bytes());
@@ -211,6 +214,31 @@ fn script_op(rng: &mut Rng) -> Op {
     }
     let name = if rng.chance(10) { "EVAL_RO" } else { "EVAL" };
     Op::new(args![name, body, "1", k, v], Cmp::Exact)
+}
+
+/// A library of functions the generator loads and calls (FCALL after its FUNCTION LOAD, or
+/// before it: "Function not found").
+const LIBRARY: &str = "#!lua name=gen\n\
+    redis.register_function('gen_get', function(keys, args) return redis.call('get', keys[1]) end)\n\
+    redis.register_function('gen_add', function(keys, args) return redis.call('incrby', keys[1], args[1]) end)\n\
+    redis.register_function{function_name='gen_len', callback=function(keys, args) \
+    return redis.call('strlen', keys[1]) end, flags={'no-writes'}}";
+
+fn function_op(rng: &mut Rng, k: String, v: &str) -> Op {
+    let exact = |args| Op::new(args, Cmp::Exact);
+    match rng.below(6) {
+        0 => exact(args!["FUNCTION", "LOAD", "REPLACE", LIBRARY]),
+        1 => exact(args!["FUNCTION", "DELETE", "gen"]),
+        2 => exact(args!["FCALL", "gen_get", "1", k]),
+        3 => exact(args!["FCALL", "gen_add", "1", k, v]),
+        4 => exact(args![
+            "FCALL_RO",
+            *rng.pick(&["gen_len", "gen_get"]),
+            "1",
+            k
+        ]),
+        _ => exact(args!["FCALL", "gen_len", "1", k]),
+    }
 }
 
 /// Lower-case hex SHA-1, a script's id for EVALSHA.

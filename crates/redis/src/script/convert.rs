@@ -96,25 +96,6 @@ fn caller_position(lua: &Lua) -> String {
     format!("{}:{line}: ", source.short_src.unwrap_or_default())
 }
 
-/// Every function of the library table `name` made [`located`].
-pub fn locate_library(lua: &Lua, globals: &Table, name: &str) -> mlua::Result<()> {
-    let Ok(Value::Table(library)) = globals.raw_get::<Value>(name) else {
-        return Ok(());
-    };
-    let functions: Vec<(Value, Function)> = library
-        .pairs::<Value, Value>()
-        .filter_map(Result::ok)
-        .filter_map(|(k, v)| match v {
-            Value::Function(f) => Some((k, f)),
-            _ => None,
-        })
-        .collect();
-    for (key, f) in functions {
-        library.raw_set(key, located(lua, f)?)?;
-    }
-    Ok(())
-}
-
 /// `debug.getinfo(level, 'Sl')` for the error handler (scripts have no `debug`): the
 /// frame's kind (`C`, `Lua`, `main`), its chunk and its current line, or nothing past the
 /// stack's end.

@@ -358,10 +358,8 @@ impl Vm {
         let lua = Lua::new_with(libs, LuaOptions::new())?;
         let globals = lua.globals();
         let redis = convert::install_redis_api(&lua, &globals, rand)?;
+        // They raise their errors as C libraries do, located and naming the function.
         register_libraries(&lua)?;
-        for library in ["bit", "cjson", "cmsgpack", "struct"] {
-            convert::locate_library(&lua, &globals, library)?;
-        }
         let setup: Table = lua
             .load(include_str!("sandbox.lua"))
             .set_name("=docdb")

@@ -65,6 +65,9 @@ local allowed = {
   'select', 'unpack', 'gcinfo', 'pairs', 'loadstring', 'ipairs', 'error', 'load', '_VERSION',
   'string', 'cjson', 'bit', 'cmsgpack', 'math', 'table', 'struct', 'redis',
 }
+-- Library tables are read-only, behind a proxy: a script can neither add nor replace a
+-- library's function (and so change it for the scripts after it). Unlike Redis's, a proxy
+-- shows no fields to `pairs`.
 local libraries = {
   string = true, cjson = true, bit = true, cmsgpack = true, math = true, table = true,
   struct = true, redis = true, coroutine = true,
