@@ -608,6 +608,42 @@ fn release_runtime_thread() {
     }
 }
 
+/// Feeds `bytes` to the decoders a script may run on untrusted data (`cjson.decode`,
+/// `cmsgpack.unpack`, `struct.unpack`), for fuzzing: each must return values or a Lua
+/// error, and never panic.
+pub fn decode_untrusted(bytes: &[u8]) -> mlua::Result<()> {
+    thread_local! {
+        static LUA: RefCell<Option<Lua>> = const { RefCell::new(None) };
+    }
+    LUA.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let lua = Lua::new_with(
+                StdLib::TABLE | StdLib::STRING | StdLib::MATH,
+                LuaOptions::new(),
+            )?;
+            register_libraries(&lua)?;
+            *slot = Some(lua);
+        }
+        let Some(lua) = slot.as_ref() else {
+            return Ok(());
+        };
+        let input = lua.create_string(bytes)?;
+        let globals = lua.globals();
+        for (library, decoder) in [("cjson", "decode"), ("cmsgpack", "unpack")] {
+            let decode: Function = globals.get::<Table>(library)?.get(decoder)?;
+            let _ = decode.call::<mlua::MultiValue>(input.clone());
+        }
+        // The first bytes as a format, the rest as data.
+        let split = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        let (format, data) = bytes.split_at(split);
+        let unpack: Function = globals.get::<Table>("struct")?.get("unpack")?;
+        let _ =
+            unpack.call::<mlua::MultiValue>((lua.create_string(format)?, lua.create_string(data)?));
+        Ok(())
+    })
+}
+
 /// Installs Redis's libraries (`bit`, `cjson`, `cmsgpack`, `struct`) as globals of `lua`.
 pub(crate) fn register_libraries(lua: &Lua) -> mlua::Result<()> {
     bit::register(lua)?;
