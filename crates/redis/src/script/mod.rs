@@ -1,5 +1,6 @@
-//! Lua scripting (EVAL, EVALSHA, SCRIPT): the Lua 5.1 environment redis-server 7.0 gives
-//! scripts, and the conversions between Lua values and replies.
+//! Lua scripting (EVAL, EVALSHA, SCRIPT, and FUNCTION/FCALL in [`functions`]): the Lua 5.1
+//! environment redis-server 7.0 gives scripts, and the conversions between Lua values and
+//! replies.
 //!
 //! Each thread that runs scripts keeps its own Lua state ([`with_vm`]); the scripts'
 //! bodies live in [`Scripts`], shared by every connection, and each state compiles a body
@@ -24,8 +25,6 @@ use std::time::{Duration, Instant};
 use mlua::{Function, HookTriggers, Lua, LuaOptions, RegistryKey, StdLib, Table, Value, VmState};
 
 use crate::frame::{Frame, Protocol};
-
-pub use convert::error_table_text;
 
 /// The chunk name Redis gives every script (errors then say `user_script:1:`).
 const CHUNK_NAME: &str = "@user_script";
@@ -237,9 +236,15 @@ pub fn run(
     argv: &[Vec<u8>],
     call: &mut CallFn<'_>,
 ) -> Frame {
+    running(scripts, |vm| vm.run(scripts, script, keys, argv, call))
+}
+
+/// Runs `f` on this thread's Lua state as the running script (SCRIPT KILL and BUSY see
+/// it); a failure of Lua itself becomes an error reply.
+fn running(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> mlua::Result<Frame>) -> Frame {
     let _running = scripts.start();
-    let result = with_vm(scripts, |vm| vm.run(scripts, script, keys, argv, call));
-    result.unwrap_or_else(|e| Frame::Error(format!("ERR {}", convert::root_message(&e))))
+    with_vm(scripts, f)
+        .unwrap_or_else(|e| Frame::Error(format!("ERR {}", convert::root_message(&e))))
 }
 
 /// Reads `body`'s flags and compiles it on this thread (as SCRIPT LOAD and EVAL do), then
@@ -280,11 +285,9 @@ pub fn call_function(
     args: &[Vec<u8>],
     call: &mut CallFn<'_>,
 ) -> Frame {
-    let _running = scripts.start();
-    let result = with_vm(scripts, |vm| {
+    running(scripts, |vm| {
         vm.call_function(scripts, name, keys, args, call)
-    });
-    result.unwrap_or_else(|e| Frame::Error(format!("ERR {}", convert::root_message(&e))))
+    })
 }
 
 thread_local! {
@@ -429,33 +432,32 @@ impl Vm {
             Err(reply) => return Ok(reply),
         };
         let globals: Table = self.lua.registry_value(&self.globals)?;
-        globals.raw_set(
-            "KEYS",
-            self.lua.create_sequence_from(
-                keys.iter()
-                    .map(|k| self.lua.create_string(k))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?,
-        )?;
-        globals.raw_set(
-            "ARGV",
-            self.lua.create_sequence_from(
-                argv.iter()
-                    .map(|a| self.lua.create_string(a))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?,
-        )?;
+        globals.raw_set("KEYS", self.strings(keys)?)?;
+        globals.raw_set("ARGV", self.strings(argv)?)?;
+        let runner: Function = self.lua.registry_value(&self.runner)?;
+        self.invoke(scripts, &script.sha, call, || runner.call(function))
+    }
+
+    /// Runs a script or function (`invoke` calls it under the error handler) with the
+    /// instruction hook watching it; its reply, its errors located by `name` (a script's
+    /// SHA-1, a function's name).
+    fn invoke(
+        &self,
+        scripts: &Scripts,
+        name: &str,
+        call: &mut CallFn<'_>,
+        invoke: impl FnOnce() -> mlua::Result<(bool, Value)>,
+    ) -> mlua::Result<Frame> {
         self.run_state
             .set(Some((Instant::now(), scripts.flags.clone())));
-        let runner: Function = self.lua.registry_value(&self.runner)?;
         let redis: Table = self.lua.registry_value(&self.redis)?;
-        let outcome = convert::run_with_api(&self.lua, &redis, call, || runner.call(function));
+        let outcome = convert::run_with_api(&self.lua, &redis, call, invoke);
         self.run_state.set(None);
         let (ok, value, protocol) = outcome?;
         Ok(if ok {
             convert::reply_from_lua(&value, protocol, 0)
         } else {
-            convert::error_reply(&value, Some(&script.sha))
+            convert::error_reply(&value, Some(name))
         })
     }
 
@@ -543,20 +545,8 @@ impl Vm {
         let function: Function = self.lua.registry_value(key)?;
         let keys = self.strings(keys)?;
         let args = self.strings(args)?;
-        self.run_state
-            .set(Some((Instant::now(), scripts.flags.clone())));
         let invoker: Function = self.lua.registry_value(&self.call_function)?;
-        let redis: Table = self.lua.registry_value(&self.redis)?;
-        let outcome = convert::run_with_api(&self.lua, &redis, call, || {
-            invoker.call((function, keys, args))
-        });
-        self.run_state.set(None);
-        let (ok, value, protocol) = outcome?;
-        Ok(if ok {
-            convert::reply_from_lua(&value, protocol, 0)
-        } else {
-            convert::error_reply(&value, Some(name))
-        })
+        self.invoke(scripts, name, call, || invoker.call((function, keys, args)))
     }
 
     /// A Lua array of `items`.
