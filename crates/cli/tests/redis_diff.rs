@@ -4268,6 +4268,15 @@ fn lua_functions_match_redis() {
             &[
                 "FUNCTION",
                 "LOAD",
+                "#!lua name=lib6\nredis.register_function('u', function(keys, args)\n  return nosuch\nend)",
+            ],
+            EXACT,
+        ),
+        Run(&["FCALL", "u", "0"], EXACT),
+        Run(
+            &[
+                "FUNCTION",
+                "LOAD",
                 "#!lua name=lib5\nredis.register_function{function_name='g5', callback=function() return 5 end, flags={'allow-stale', 'no-writes', 'no-writes'}, description='five'}",
             ],
             EXACT,

@@ -8,40 +8,7 @@
 
 mod common_redis;
 
-use common_redis::{Frame, RespClient, docdb, render, require_redis};
-
-/// Sends `EVAL <script> 0` for every script to Redis and to docdb, and fails with every
-/// script whose replies differ.
-fn lockstep(scripts: &[&str]) {
-    let redis = require_redis(&[]);
-    let docdb = docdb(&[]);
-    let (mut want_client, mut got_client) = (redis.client(), docdb.client());
-    let mut failures = Vec::new();
-    for script in scripts {
-        let want = eval(&mut want_client, "redis", script);
-        let got = eval(&mut got_client, "docdb", script);
-        if want != got {
-            failures.push(format!(
-                "EVAL {script:?} 0\n  redis: {}\n  docdb: {}",
-                render(&want),
-                render(&got)
-            ));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} scripts differ:\n{}",
-        failures.len(),
-        scripts.len(),
-        failures.join("\n")
-    );
-}
-
-fn eval(client: &mut RespClient, name: &str, script: &str) -> Frame {
-    client
-        .call(&["EVAL", script, "0"])
-        .unwrap_or_else(|e| panic!("{name}: EVAL {script:?}: {e}"))
-}
+use common_redis::eval_lockstep as lockstep;
 
 #[test]
 fn encode_matches_redis() {

@@ -422,3 +422,36 @@ fn wait_with_timeout(mut child: std::process::Child, name: &str, args: &[&str]) 
         stderr: err_reader.join().expect("stderr reader"),
     }
 }
+
+/// Sends `EVAL <script> 0` for every script to a real redis-server and to docdb, and fails
+/// with every script whose replies differ (the Lua libraries' lockstep tests).
+pub fn eval_lockstep(scripts: &[&str]) {
+    let redis = require_redis(&[]);
+    let docdb = docdb(&[]);
+    let (mut want_client, mut got_client) = (redis.client(), docdb.client());
+    let mut failures = Vec::new();
+    for script in scripts {
+        let want = eval_on(&mut want_client, "redis", script);
+        let got = eval_on(&mut got_client, "docdb", script);
+        if want != got {
+            failures.push(format!(
+                "EVAL {script:?} 0\n  redis: {}\n  docdb: {}",
+                render(&want),
+                render(&got)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} scripts differ:\n{}",
+        failures.len(),
+        scripts.len(),
+        failures.join("\n")
+    );
+}
+
+fn eval_on(client: &mut RespClient, name: &str, script: &str) -> Frame {
+    client
+        .call(&["EVAL", script, "0"])
+        .unwrap_or_else(|e| panic!("{name}: EVAL {script:?}: {e}"))
+}

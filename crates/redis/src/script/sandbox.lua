@@ -19,6 +19,13 @@ local function readonly()
   raw_error('Attempt to modify a readonly table', 2)
 end
 
+-- The error of reading a missing global, located at the script line whose read of a
+-- table called the `__index` that calls this.
+local function nonexistent(name)
+  raw_error("Script attempted to access nonexistent global variable '"
+    .. raw_tostring(name) .. "'", 3)
+end
+
 -- A read-only view of `real`: reads go through, writes fail.
 local function guard(real)
   local proxy = {}
@@ -92,8 +99,7 @@ raw_setmetatable(globals, {
   __index = function(_, name)
     local value = G[name]
     if value == nil then
-      raw_error("Script attempted to access nonexistent global variable '"
-        .. raw_tostring(name) .. "'", 2)
+      nonexistent(name)
     end
     return value
   end,
@@ -145,7 +151,9 @@ end
 -- FCALL: a registered function called with its keys and arguments.
 local function call_function(f, keys, args)
   return raw_xpcall(function()
-    return f(keys, args)
+    -- Not a tail call: errors inside `f` are located counting this frame.
+    local result = f(keys, args)
+    return result
   end, handler)
 end
 
@@ -158,13 +166,9 @@ local function library_env()
   local env = {}
   raw_setmetatable(env, {
     __index = function(_, name)
-      if not loading then
-        return globals[name]
-      end
-      local value = loading[name]
+      local value = (loading or G)[name]
       if value == nil then
-        raw_error("Script attempted to access nonexistent global variable '"
-          .. raw_tostring(name) .. "'", 2)
+        nonexistent(name)
       end
       return value
     end,
@@ -187,8 +191,7 @@ end
 local function strict(t)
   raw_setmetatable(t, {
     __index = function(_, name)
-      raw_error("Script attempted to access nonexistent global variable '"
-        .. raw_tostring(name) .. "'", 2)
+      nonexistent(name)
     end,
   })
   return t
