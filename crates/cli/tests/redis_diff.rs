@@ -4298,3 +4298,43 @@ fn lua_functions_match_redis() {
     ];
     lockstep(&script);
 }
+
+/// WAIT (no replicas: 0 at once when none are asked for or inside MULTI, otherwise 0 at the
+/// timeout) and RESET (out of a transaction, watched keys, subscriptions, the selected
+/// database, RESP3 and CLIENT REPLY OFF, back to a fresh connection).
+#[test]
+fn wait_and_reset_match_redis() {
+    let script = [
+        Run(&["WAIT", "0", "0"], EXACT),
+        Run(&["WAIT", "1", "50"], EXACT),
+        Run(&["WAIT", "x", "0"], EXACT),
+        Run(&["WAIT", "0", "x"], EXACT),
+        Run(&["WAIT", "0", "-1"], EXACT),
+        Run(&["WAIT", "0"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["WAIT", "1", "0"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["EVAL", "return redis.call('wait', 0, 0)", "0"], EXACT),
+        Run(&["SELECT", "3"], EXACT),
+        Run(&["SET", "in3", "v"], EXACT),
+        Run(&["CLIENT", "SETNAME", "named"], EXACT),
+        Run(&["MULTI"], EXACT),
+        Run(&["SET", "queued", "v"], EXACT),
+        Run(&["RESET"], EXACT),
+        Run(&["EXEC"], EXACT),
+        Run(&["GET", "queued"], EXACT),
+        Run(&["GET", "in3"], EXACT),
+        Run(&["CLIENT", "GETNAME"], EXACT),
+        Run(&["SUBSCRIBE", "ch"], EXACT),
+        Run(&["RESET"], EXACT),
+        Run(&["PING"], EXACT),
+        Run(&["PUBSUB", "NUMSUB", "ch"], EXACT),
+        Hello(3),
+        Run(&["HSET", "h", "f", "v"], EXACT),
+        Run(&["HGETALL", "h"], EXACT),
+        Run(&["RESET"], EXACT),
+        Run(&["HGETALL", "h"], EXACT),
+        Run(&["RESET", "extra"], EXACT),
+    ];
+    lockstep(&script);
+}

@@ -770,3 +770,22 @@ fn a_busy_script_answers_busy_and_script_kill_stops_it() {
         other.expect_closed("SHUTDOWN NOSAVE during an unkillable script");
     });
 }
+
+/// RESET before AUTH answers (it needs no authentication), and after AUTH it takes the
+/// authentication back, as Redis's does with a password set.
+#[test]
+fn reset_takes_authentication_back() {
+    on_both(&["--requirepass", "sekret"], |server| {
+        let mut raw = server.raw();
+        raw.send(&cmd(&["RESET"]));
+        raw.expect(b"+RESET\r\n", "RESET before AUTH");
+        raw.send(&cmd(&["AUTH", "sekret"]));
+        raw.expect(b"+OK\r\n", "AUTH");
+        raw.send(&cmd(&["SET", "a", "b"]));
+        raw.expect(b"+OK\r\n", "SET after AUTH");
+        raw.send(&cmd(&["RESET"]));
+        raw.expect(b"+RESET\r\n", "RESET after AUTH");
+        raw.send(&cmd(&["GET", "a"]));
+        raw.expect(NOAUTH, "GET after RESET");
+    });
+}

@@ -58,6 +58,8 @@ pub struct Wait {
     pub served: oneshot::Receiver<Served>,
     /// `None`: until served.
     pub deadline: Option<Instant>,
+    /// The reply when the deadline passes (a pop's null array, WAIT's count).
+    pub on_timeout: Frame,
 }
 
 /// The registry of blocked clients.
@@ -111,6 +113,7 @@ impl Blocked<'_> {
         request: Vec<Vec<u8>>,
         keys: Vec<Vec<u8>>,
         deadline: Option<Instant>,
+        on_timeout: Frame,
     ) -> Wait {
         let (tx, served) = oneshot::channel();
         let waiter = Arc::new(Waiter {
@@ -129,6 +132,7 @@ impl Blocked<'_> {
             waiter,
             served,
             deadline,
+            on_timeout,
         }
     }
 

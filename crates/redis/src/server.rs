@@ -356,8 +356,8 @@ async fn respond<E: Engine>(
 /// reading from it (Redis buffers them too, and runs them once the client is unblocked).
 const MAX_INPUT_WHILE_BLOCKED: usize = 64 << 20;
 
-/// Waits until a blocked client is served (its reply), its deadline passes (a null array,
-/// Redis's reply), or it goes away (`None`; so does a read error). Requests it sends
+/// Waits until a blocked client is served (its reply), its deadline passes (the wait's
+/// `on_timeout`, Redis's reply), or it goes away (`None`; so does a read error). Requests it sends
 /// meanwhile are kept in `input`.
 async fn wait_unblocked<E: Engine>(
     core: &Core<E>,
@@ -370,6 +370,7 @@ async fn wait_unblocked<E: Engine>(
         waiter,
         mut served,
         deadline,
+        on_timeout,
     } = wait;
     let _unblock = Unblock {
         core,
@@ -390,7 +391,7 @@ async fn wait_unblocked<E: Engine>(
             served = &mut served => break served,
             () = &mut expired => {
                 if core.blocking.cancel(&waiter) {
-                    return Ok(Some(Frame::NullArray));
+                    return Ok(Some(on_timeout));
                 }
                 // Served just now: the reply is in the channel.
                 break served.await;
@@ -408,7 +409,7 @@ async fn wait_unblocked<E: Engine>(
             served.reply
         }
         // The server side dropped it unanswered: as if the time ran out.
-        Err(_) => Frame::NullArray,
+        Err(_) => on_timeout,
     }))
 }
 

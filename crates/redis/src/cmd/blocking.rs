@@ -16,7 +16,7 @@ use crate::blocking::Served;
 use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
-use crate::number::parse_f64;
+use crate::number::{int_arg, parse_f64};
 use crate::pubsub::Subscriber;
 use crate::session::Session;
 use crate::store::IterSlot;
@@ -31,7 +31,38 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("bzpopmax", -3, WRITE | BLOCKS, 1, blocking),
         spec("blmpop", -5, WRITE | BLOCKS, 3, blocking),
         spec("bzmpop", -5, WRITE | BLOCKS, 3, blocking),
+        spec("wait", 3, BLOCKS, 0, wait),
     ]
+}
+
+/// `WAIT numreplicas timeout`: docdb has no replicas, so, as a Redis without any, it
+/// answers 0 at once when asked for none (or inside a transaction), and otherwise blocks
+/// until the timeout (0: forever) and then answers 0.
+fn wait<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    // As in Redis, the timeout is read first.
+    let timeout = int_arg(ctx.arg(2))
+        .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(CmdError::err("timeout is negative"));
+    }
+    let replicas = int_arg(ctx.arg(1))?;
+    if replicas <= 0 || ctx.session.in_exec {
+        return Ok(Frame::Integer(0));
+    }
+    let deadline = match timeout {
+        0 => None,
+        ms => Instant::now().checked_add(Duration::from_millis(ms as u64)),
+    };
+    let wait = ctx.core.blocking.lock().block(
+        ctx.session,
+        ctx.args.to_vec(),
+        Vec::new(),
+        deadline,
+        Frame::Integer(0),
+    );
+    ctx.session.blocked = Some(wait);
+    // Not sent: the connection's reply is the wait's, at its deadline.
+    Ok(Frame::Integer(0))
 }
 
 /// BLMPOP and BZMPOP: `timeout numkeys key... END [COUNT n]`.
@@ -95,10 +126,13 @@ fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             Ok(match attempt(core, session, iters, request, &keys) {
                 Ok(None) if !session.in_exec => {
                     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-                    let wait =
-                        core.blocking
-                            .lock()
-                            .block(session, request.to_vec(), keys, deadline);
+                    let wait = core.blocking.lock().block(
+                        session,
+                        request.to_vec(),
+                        keys,
+                        deadline,
+                        Frame::NullArray,
+                    );
                     session.blocked = Some(wait);
                     // Not sent: the connection waits for the reply a push brings.
                     Ok(Frame::NullArray)

@@ -88,7 +88,7 @@ pub fn runs_commands(name: &str) -> bool {
 /// Redis's `allow-busy` commands may.
 pub fn allowed_while_busy(name: &str, first: Option<&[u8]>) -> bool {
     match name {
-        "auth" | "hello" | "shutdown" | "quit" => true,
+        "auth" | "hello" | "shutdown" | "quit" | "reset" => true,
         "script" | "function" => first.is_some_and(|sub| is(sub, "kill")),
         _ => false,
     }

@@ -28,6 +28,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("echo", 2, 0, 0, echo),
         spec("time", 1, 0, 0, time),
         spec("quit", -1, NO_AUTH | PUBSUB | TXN, 0, quit),
+        spec("reset", 1, NO_AUTH | PUBSUB | TXN, 0, reset),
         spec("auth", -2, NO_AUTH, 0, auth),
         spec("hello", -1, NO_AUTH, 0, hello),
         spec("command", -1, 0, 0, command),
@@ -714,6 +715,30 @@ fn subscribe_generic<E: Engine>(ctx: &mut Ctx<'_, '_, E>, pattern: bool) -> CmdR
         replies.push(confirm(kind, Some(name.clone()), subscription_count(ctx)));
     }
     finish_replies(ctx, replies)
+}
+
+/// RESET: the connection as it was when it connected (Redis's `clearClientConnectionState`):
+/// no transaction or watched keys, no subscriptions, database 0, RESP2, no name, replies
+/// on, and, with a password set, not authenticated.
+fn reset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let (core, session) = (ctx.core, &mut *ctx.session);
+    session.multi = None;
+    session.watched.clear();
+    for (names, pattern) in [
+        (&mut session.channels, false),
+        (&mut session.patterns, true),
+    ] {
+        for name in std::mem::take(names) {
+            core.broker.unsubscribe(session.id, &name, pattern);
+        }
+    }
+    session.db = 0;
+    session.db_name = "0".into();
+    session.protocol = Protocol::Resp2;
+    session.name = None;
+    (session.replies_off, session.skip_next, session.skipping) = (false, false, false);
+    session.authenticated = core.config().requirepass.is_none();
+    Ok(Frame::Simple("RESET".into()))
 }
 
 fn unsubscribe_generic<E: Engine>(ctx: &mut Ctx<'_, '_, E>, pattern: bool) -> CmdResult<Frame> {
