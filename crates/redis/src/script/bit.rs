@@ -389,13 +389,7 @@ pub(super) mod tests {
     }
 
     /// The message a library function raised, without mlua's callback wrapping.
-    pub(in crate::script) fn root_message(error: &mlua::Error) -> String {
-        match error {
-            mlua::Error::CallbackError { cause, .. } => root_message(cause),
-            mlua::Error::RuntimeError(message) => message.clone(),
-            other => other.to_string(),
-        }
-    }
+    pub(in crate::script) use crate::script::convert::root_message;
 
     // Every expected value below was first obtained from redis-server 7.0.15 with
     // `redis-cli eval "return <expr>" 0` (Redis turns numbers into integers; the snippets here

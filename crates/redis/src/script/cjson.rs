@@ -1349,11 +1349,18 @@ mod tests {
         }
     }
 
-    fn root_message(error: &mlua::Error) -> String {
-        match error {
-            mlua::Error::CallbackError { cause, .. } => root_message(cause),
-            mlua::Error::RuntimeError(message) => message.clone(),
-            other => other.to_string(),
+    use crate::script::convert::root_message;
+
+    /// Checks `(snippet, error)` pairs: each snippet fails with that error, located at the
+    /// script's first line.
+    fn check_errors<C: AsRef<str>>(lua: &Lua, cases: &[(C, &str)]) {
+        for (code, want) in cases {
+            let code = code.as_ref();
+            assert_eq!(
+                error_of(lua, code),
+                format!("user_script:1: {want}"),
+                "{code}"
+            );
         }
     }
 
@@ -1536,13 +1543,7 @@ mod tests {
                 "Cannot serialise, excessive nesting (5333)",
             ),
         ];
-        for (code, want) in cases {
-            assert_eq!(
-                error_of(&lua, &code),
-                format!("user_script:1: {want}"),
-                "{code}"
-            );
-        }
+        check_errors(&lua, &cases);
         let ok: mlua::Integer = eval(
             &lua,
             "local t={} local c=t for i=1,999 do c[1]={} c=c[1] end return #cjson.encode(t)",
@@ -1816,13 +1817,7 @@ mod tests {
                 "Expected value but found invalid token at character 1",
             ),
         ];
-        for (code, want) in cases {
-            assert_eq!(
-                error_of(&lua, code),
-                format!("user_script:1: {want}"),
-                "{code}"
-            );
-        }
+        check_errors(&lua, &cases);
     }
 
     #[test]
@@ -1857,13 +1852,7 @@ mod tests {
                 "Found too many nested data structures (5333) at character 15997",
             ),
         ];
-        for (code, want) in cases {
-            assert_eq!(
-                error_of(&lua, &code),
-                format!("user_script:1: {want}"),
-                "{code}"
-            );
-        }
+        check_errors(&lua, &cases);
         let n: mlua::Integer = eval(
             &lua,
             "return #cjson.decode(string.rep('[', 1000) .. string.rep(']', 1000))",
@@ -2042,13 +2031,7 @@ mod tests {
                 "calling 'encode_max_depth' on bad self (number expected, got table)",
             ),
         ];
-        for (code, want) in cases {
-            assert_eq!(
-                error_of(&lua, code),
-                format!("user_script:1: {want}"),
-                "{code}"
-            );
-        }
+        check_errors(&lua, &cases);
     }
 
     #[test]
