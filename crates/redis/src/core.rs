@@ -97,6 +97,10 @@ pub struct Core<E: Engine> {
     pub scripts: crate::script::Scripts,
     /// Counters.
     pub metrics: Metrics,
+    /// Commands slower than `slowlog-log-slower-than` (SLOWLOG).
+    pub slowlog: crate::slowlog::SlowLog,
+    /// Events slower than `latency-monitor-threshold` (LATENCY).
+    pub latency: crate::latency::LatencyMonitor,
     config: RwLock<RuntimeConfig>,
     next_client_id: AtomicU64,
     /// Write commands run so far (the WAL group commit's sequence).
@@ -131,6 +135,8 @@ impl<E: Engine> Core<E> {
             blocking: Blocking::default(),
             scripts: crate::script::Scripts::default(),
             metrics,
+            slowlog: crate::slowlog::SlowLog::default(),
+            latency: crate::latency::LatencyMonitor::default(),
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),
             writes_run: AtomicU64::new(0),

@@ -15,13 +15,16 @@ pub mod frame;
 pub mod geohash;
 pub mod glob;
 pub mod hll;
+pub mod latency;
 pub mod long_double;
 pub mod metrics;
 pub mod number;
 pub mod pubsub;
+pub mod rdb;
 pub mod script;
 pub mod server;
 pub mod session;
+pub mod slowlog;
 pub mod store;
 pub mod testkit;
 

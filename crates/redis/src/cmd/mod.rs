@@ -3,9 +3,11 @@
 
 mod bits;
 mod blocking;
+mod dump;
 mod geo;
 mod hashes;
 mod hyperloglog;
+mod introspect;
 mod keys;
 mod lists;
 mod sample;
@@ -130,6 +132,8 @@ impl<E: Engine> Table<E> {
             .chain(geo::specs())
             .chain(hyperloglog::specs())
             .chain(scripting::specs())
+            .chain(dump::specs())
+            .chain(introspect::specs())
             .enumerate()
         {
             spec.id = id;
