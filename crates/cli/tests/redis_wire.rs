@@ -316,15 +316,32 @@ fn auth_required() {
     });
 }
 
-/// AUTH against a server without a password.
+/// AUTH against a server without a password: the one-argument form is refused, while the
+/// default user takes any password (Redis 7's ACL default user has `nopass`), in AUTH and
+/// in HELLO; other users do not exist.
 #[test]
 fn auth_without_a_password_configured() {
     on_both(&[], |server| {
-        server.raw().exchange(
+        let mut raw = server.raw();
+        raw.exchange(
             &cmd(&["AUTH", "x"]),
             b"-ERR AUTH <password> called without any password configured for the default \
               user. Are you sure your configuration is correct?\r\n",
         );
+        raw.exchange(&cmd(&["AUTH", "default", "anything"]), b"+OK\r\n");
+        raw.exchange(
+            &cmd(&["AUTH", "bob", "anything"]),
+            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+        );
+        raw.exchange(
+            &cmd(&["HELLO", "2", "AUTH", "bob", "x"]),
+            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+        );
+        raw.send(&cmd(&[
+            "HELLO", "2", "AUTH", "default", "x", "SETNAME", "hi",
+        ]));
+        raw.read_until(b"modules\r\n*0\r\n");
+        raw.exchange(&cmd(&["CLIENT", "GETNAME"]), b"$2\r\nhi\r\n");
     });
 }
 

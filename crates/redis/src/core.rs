@@ -201,6 +201,20 @@ impl<E: Engine> Core<E> {
         self.last_save.load(Ordering::SeqCst)
     }
 
+    /// Notes a command that ran for `elapsed`: the latency monitor's `command` event and,
+    /// unless `args` is empty, the slow log.
+    pub fn observe_command<'a>(
+        &self,
+        args: &[Vec<u8>],
+        elapsed: std::time::Duration,
+        caller: impl FnOnce() -> crate::slowlog::Caller<'a>,
+    ) {
+        self.latency.observe("command", elapsed);
+        if !args.is_empty() {
+            self.slowlog.observe(args, elapsed, caller);
+        }
+    }
+
     /// The current settings.
     pub fn config(&self) -> RwLockReadGuard<'_, RuntimeConfig> {
         self.config.read().unwrap_or_else(|e| e.into_inner())
@@ -264,9 +278,8 @@ impl<E: Engine> Core<E> {
             session.db_name,
             session.addr
         );
-        let hide = args[0].eq_ignore_ascii_case(b"auth");
         for (i, arg) in args.iter().enumerate() {
-            if hide && i > 0 {
+            if crate::slowlog::is_redacted(args, i) {
                 line.push_str(" \"(redacted)\"");
                 continue;
             }

@@ -14,6 +14,7 @@ mod sample;
 mod scripting;
 mod server;
 mod sets;
+mod slowlog;
 mod sort;
 mod strings;
 mod timeseries;
@@ -32,6 +33,7 @@ use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::session::Session;
+use crate::slowlog::Caller;
 use crate::store::{DbId, IterSlot, KeyInfo, Reads, RedisType, Store};
 
 /// A command writes.
@@ -133,6 +135,7 @@ impl<E: Engine> Table<E> {
             .chain(hyperloglog::specs())
             .chain(scripting::specs())
             .chain(dump::specs())
+            .chain(slowlog::specs())
             .chain(introspect::specs())
             .enumerate()
         {
@@ -388,7 +391,10 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         multi.queued.push(ctx.args.to_vec());
         return Ok(Frame::Simple("QUEUED".into()));
     }
-    ctx.core.monitor(ctx.session, ctx.args);
+    if spec.flags & ADMIN == 0 {
+        // Redis keeps administrative commands (CONFIG, ...) out of MONITOR.
+        ctx.core.monitor(ctx.session, ctx.args);
+    }
     let started = std::time::Instant::now();
     let result = (spec.run)(ctx);
     if spec.flags & WRITE != 0 && !ctx.core.store.docdb().is_writing() {
@@ -397,9 +403,15 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         // counts once it has landed.
         ctx.session.last_write = ctx.core.count_write();
     }
-    ctx.core
-        .metrics
-        .record(spec.id, started.elapsed(), result.is_err());
+    let elapsed = started.elapsed();
+    ctx.core.metrics.record(spec.id, elapsed, result.is_err());
+    // EXEC's own time is its commands', which are logged one by one, as in Redis.
+    let logged: &[Vec<u8>] = if spec.name == "exec" { &[] } else { ctx.args };
+    let session = &*ctx.session;
+    ctx.core.observe_command(logged, elapsed, || Caller {
+        client: session.addr.to_string(),
+        name: session.name.as_deref(),
+    });
     result
 }
 
@@ -562,6 +574,11 @@ pub fn ok() -> Frame {
 /// An array of bulk strings.
 pub fn bulk_array(items: impl IntoIterator<Item = Vec<u8>>) -> Frame {
     Frame::Array(items.into_iter().map(Frame::Bulk).collect())
+}
+
+/// A HELP subcommand's reply: one simple string per line.
+pub fn help_reply(lines: &[&str]) -> Frame {
+    Frame::Array(lines.iter().map(|l| Frame::Simple(l.to_string())).collect())
 }
 
 /// A set of bulk strings (RESP2: an array).

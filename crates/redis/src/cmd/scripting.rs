@@ -258,8 +258,13 @@ fn script_call<'c, E: Engine>(
     ctx.as_of = called.as_of;
     let started = std::time::Instant::now();
     let result = (spec.run)(&mut ctx);
-    core.metrics
-        .record(spec.id, started.elapsed(), result.is_err());
+    let elapsed = started.elapsed();
+    core.metrics.record(spec.id, elapsed, result.is_err());
+    // Redis logs a script's commands as run by its Lua client, which has no address.
+    core.observe_command(args, elapsed, || crate::slowlog::Caller {
+        client: "?:0".into(),
+        name: None,
+    });
     session.protocol = outer;
     result.unwrap_or_else(|e| e.to_frame())
 }
@@ -307,11 +312,7 @@ fn script_command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         return scripts.kill().map(|()| ok()).map_err(CmdError::Err);
     }
     if is(sub, "help") && argc == 2 {
-        return Ok(Frame::Array(
-            HELP.iter()
-                .map(|line| Frame::Simple(line.to_string()))
-                .collect(),
-        ));
+        return Ok(super::help_reply(HELP));
     }
     if is(sub, "debug") {
         return Err(CmdError::err(

@@ -13,7 +13,7 @@ use super::{
     execute_as_of, is, ok, spec,
 };
 use crate::clients::ClientFilter;
-use crate::core::{Fsync, RuntimeConfig};
+use crate::core::{Core, Fsync};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
 use crate::glob;
@@ -145,14 +145,20 @@ fn check_password<E: Engine>(
     pass: &[u8],
 ) -> CmdResult<()> {
     let config = ctx.core.config();
-    let Some(expected) = &config.requirepass else {
-        return Err(CmdError::err(
-            "AUTH <password> called without any password configured for the default user. \
-             Are you sure your configuration is correct?",
-        ));
-    };
     let user_ok = user.is_none_or(|u| u == b"default");
-    if user_ok && constant_time_eq(pass, expected.as_bytes()) {
+    let pass_ok = match &config.requirepass {
+        Some(expected) => constant_time_eq(pass, expected.as_bytes()),
+        // Without a password the default user takes any: only the one-argument form, which
+        // names no user, is refused, as in Redis 7.
+        None if user.is_none() => {
+            return Err(CmdError::err(
+                "AUTH <password> called without any password configured for the default \
+                 user. Are you sure your configuration is correct?",
+            ));
+        }
+        None => true,
+    };
+    if user_ok && pass_ok {
         drop(config);
         ctx.session.authenticated = true;
         Ok(())
@@ -555,7 +561,9 @@ fn client_id(arg: &[u8]) -> CmdResult<u64> {
 }
 
 /// `(name, value)` of every setting CONFIG GET knows.
-fn settings(config: &RuntimeConfig, history_secs: u64) -> Vec<(&'static str, String)> {
+fn settings<E: Engine>(core: &Core<E>) -> Vec<(&'static str, String)> {
+    let config = core.config();
+    let history_secs = core.store.docdb().options().history_retention.as_secs();
     vec![
         (
             "requirepass",
@@ -582,6 +590,15 @@ fn settings(config: &RuntimeConfig, history_secs: u64) -> Vec<(&'static str, Str
         ("dir", config.data_dir.clone()),
         ("timeout", "0".into()),
         ("history-retention-seconds", history_secs.to_string()),
+        (
+            "slowlog-log-slower-than",
+            core.slowlog.slower_than_us().to_string(),
+        ),
+        ("slowlog-max-len", core.slowlog.max_len().to_string()),
+        (
+            "latency-monitor-threshold",
+            core.latency.threshold_ms().to_string(),
+        ),
     ]
 }
 
@@ -589,8 +606,7 @@ fn config<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let sub = ctx.arg(1).to_ascii_lowercase();
     match sub.as_slice() {
         b"get" if ctx.args.len() >= 3 => {
-            let history = ctx.store().docdb().options().history_retention.as_secs();
-            let all = settings(&ctx.core.config(), history);
+            let all = settings(ctx.core);
             let mut out = Vec::new();
             for (name, value) in all {
                 if ctx.args[2..]
@@ -649,6 +665,18 @@ fn config_set<E: Engine>(ctx: &Ctx<'_, '_, E>, name: &[u8], value: &[u8]) -> Cmd
             })?;
             ctx.core.update_config(|c| c.fsync = mode);
         }
+        "slowlog-log-slower-than" => {
+            let us = ranged_setting(&name_text, &text, -1)?;
+            ctx.core.slowlog.set_slower_than_us(us);
+        }
+        "slowlog-max-len" => {
+            let len = ranged_setting(&name_text, &text, 0)?;
+            ctx.core.slowlog.set_max_len(len as u64);
+        }
+        "latency-monitor-threshold" => {
+            let ms = ranged_setting(&name_text, &text, 0)?;
+            ctx.core.latency.set_threshold_ms(ms as u64);
+        }
         "history-retention-seconds" => {
             let secs: u64 = text.parse().map_err(|_| bad())?;
             let db = ctx.store().docdb();
@@ -663,6 +691,25 @@ fn config_set<E: Engine>(ctx: &Ctx<'_, '_, E>, name: &[u8], value: &[u8]) -> Cmd
         }
     }
     Ok(())
+}
+
+/// An integer setting from `min` to `i64::MAX`, refused with Redis's words otherwise.
+fn ranged_setting(name: &str, text: &str, min: i64) -> CmdResult<i64> {
+    let failed = |why: String| {
+        CmdError::err(format!(
+            "CONFIG SET failed (possibly related to argument '{name}') - {why}"
+        ))
+    };
+    let n: i64 = text
+        .parse()
+        .map_err(|_| failed("argument couldn't be parsed into an integer".into()))?;
+    if n < min {
+        return Err(failed(format!(
+            "argument must be between {min} and {} inclusive",
+            i64::MAX
+        )));
+    }
+    Ok(n)
 }
 
 fn role<E: Engine>(_ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
