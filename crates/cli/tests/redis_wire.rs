@@ -6,7 +6,7 @@
 
 mod common_redis;
 
-use common_redis::{Raw, Server, both, cmd, show};
+use common_redis::{Frame, Raw, Server, both, cmd, show};
 use std::time::{Duration, Instant};
 
 /// Runs `check` against Redis (if installed), then docdb, each started with `flags`.
@@ -804,5 +804,108 @@ fn reset_takes_authentication_back() {
         raw.expect(b"+RESET\r\n", "RESET after AUTH");
         raw.send(&cmd(&["GET", "a"]));
         raw.expect(NOAUTH, "GET after RESET");
+    });
+}
+
+/// CLIENT UNBLOCK ends another client's block: with its timeout reply (BLPOP's null
+/// array), or with an `UNBLOCKED` error; a client not blocked is answered 0. The blocked
+/// client's next request then runs as usual.
+#[test]
+fn client_unblock_ends_a_block() {
+    on_both(&[], |server| {
+        let mut blocked = server.raw();
+        blocked.send(&cmd(&["CLIENT", "ID"]));
+        let id_line = blocked.read_line();
+        let id = std::str::from_utf8(&id_line[1..id_line.len() - 2])
+            .expect("an integer reply")
+            .to_string();
+        let mut other = server.client();
+        let mut call = |args: &[&str]| other.call(args).expect("a reply");
+        assert_eq!(call(&["CLIENT", "UNBLOCK", &id]), Frame::Integer(0));
+        for (reason, reply) in [
+            ("TIMEOUT", &b"*-1\r\n"[..]),
+            (
+                "ERROR",
+                b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n",
+            ),
+        ] {
+            blocked.send(&cmd(&["BLPOP", "unblock:list", "0"]));
+            // The block must be registered before the unblock: wait until the server
+            // counts it.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !matches!(call(&["INFO", "clients"]), Frame::Bulk(info)
+                if info.windows(17).any(|w| w == b"blocked_clients:1"))
+            {
+                assert!(
+                    Instant::now() < deadline,
+                    "{}: BLPOP never blocked",
+                    server.name
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert_eq!(call(&["CLIENT", "UNBLOCK", &id, reason]), Frame::Integer(1));
+            blocked.expect(reply, &format!("{}: the unblocked BLPOP", server.name));
+        }
+        blocked.exchange(&cmd(&["PING"]), b"+PONG\r\n");
+    });
+}
+
+/// CLIENT PAUSE WRITE holds writes (and scripts that may write) while reads go on, until
+/// CLIENT UNPAUSE, which a WRITE pause does not hold; CLIENT PAUSE ALL holds every command,
+/// UNPAUSE included, until its timeout.
+#[test]
+fn client_pause_holds_commands() {
+    on_both(&[], |server| {
+        let mut admin = server.client();
+        let mut call = |args: &[&str]| admin.call(args).expect("a reply");
+        assert_eq!(
+            call(&["CLIENT", "PAUSE", "60000", "WRITE"]),
+            Frame::Simple("OK".into())
+        );
+        let mut reader = server.client();
+        // Held reads would time this client out long before the pause ends.
+        assert_eq!(
+            reader.call(&["GET", "paused:k"]).expect("GET runs"),
+            Frame::Null
+        );
+        assert_eq!(
+            reader
+                .call(&["EVAL_RO", "return 1", "0"])
+                .expect("EVAL_RO runs"),
+            Frame::Integer(1)
+        );
+        let mut writer = server.raw();
+        writer.send(&cmd(&["SET", "paused:k", "v"]));
+        writer.send(&cmd(&["EVAL", "return 2", "0"]));
+        // Replies come in order, so once this GET answers, the SET had its chance to run.
+        assert_eq!(
+            call(&["GET", "paused:k"]),
+            Frame::Null,
+            "{}: the SET ran",
+            server.name
+        );
+        assert_eq!(call(&["CLIENT", "UNPAUSE"]), Frame::Simple("OK".into()));
+        writer.expect(
+            b"+OK\r\n:2\r\n",
+            &format!("{}: the held writes", server.name),
+        );
+        assert_eq!(call(&["GET", "paused:k"]), Frame::Bulk(b"v".to_vec()));
+
+        assert_eq!(
+            call(&["CLIENT", "PAUSE", "300", "ALL"]),
+            Frame::Simple("OK".into())
+        );
+        let started = Instant::now();
+        let mut other = server.client();
+        assert_eq!(
+            other.call(&["CLIENT", "UNPAUSE"]).expect("unpause"),
+            Frame::Simple("OK".into())
+        );
+        let held = started.elapsed();
+        assert!(
+            held >= Duration::from_millis(200),
+            "{}: UNPAUSE answered after {held:?}, inside a 300 ms ALL pause",
+            server.name
+        );
     });
 }

@@ -46,6 +46,8 @@ pub struct Waiter {
     pub request: Vec<Vec<u8>>,
     /// The keys whose writes may serve it (a move's source; every key of a pop).
     pub keys: Vec<Vec<u8>>,
+    /// The reply when the deadline passes (a pop's null array, WAIT's count).
+    pub on_timeout: Frame,
     reply: Mutex<Option<oneshot::Sender<Served>>>,
 }
 
@@ -58,8 +60,6 @@ pub struct Wait {
     pub served: oneshot::Receiver<Served>,
     /// `None`: until served.
     pub deadline: Option<Instant>,
-    /// The reply when the deadline passes (a pop's null array, WAIT's count).
-    pub on_timeout: Frame,
 }
 
 /// The registry of blocked clients.
@@ -124,6 +124,7 @@ impl Blocked<'_> {
             protocol: session.protocol,
             request,
             keys,
+            on_timeout,
             reply: Mutex::new(Some(tx)),
         });
         self.waiters.push(waiter.clone());
@@ -132,8 +133,28 @@ impl Blocked<'_> {
             waiter,
             served,
             deadline,
-            on_timeout,
         }
+    }
+
+    /// CLIENT UNBLOCK: ends client `id`'s block now with its timeout reply, or with an
+    /// `UNBLOCKED` error; false when that client is not blocked.
+    pub fn unblock(&mut self, id: u64, with_error: bool) -> bool {
+        let Some(waiter) = self.waiters.iter().find(|w| w.client == id).cloned() else {
+            return false;
+        };
+        let reply = if with_error {
+            Frame::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into())
+        } else {
+            waiter.on_timeout.clone()
+        };
+        self.serve(
+            &waiter,
+            Served {
+                reply,
+                write_seq: 0,
+            },
+        );
+        true
     }
 
     /// The blocked clients waiting on one of `keys`, in the order they blocked.

@@ -101,6 +101,8 @@ pub struct Core<E: Engine> {
     pub slowlog: crate::slowlog::SlowLog,
     /// Events slower than `latency-monitor-threshold` (LATENCY).
     pub latency: crate::latency::LatencyMonitor,
+    /// CLIENT PAUSE.
+    pub pause: crate::pause::Pause,
     config: RwLock<RuntimeConfig>,
     next_client_id: AtomicU64,
     /// Write commands run so far (the WAL group commit's sequence).
@@ -137,6 +139,7 @@ impl<E: Engine> Core<E> {
             metrics,
             slowlog: crate::slowlog::SlowLog::default(),
             latency: crate::latency::LatencyMonitor::default(),
+            pause: crate::pause::Pause::default(),
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),
             writes_run: AtomicU64::new(0),
@@ -157,6 +160,8 @@ impl<E: Engine> Core<E> {
     /// have read, flush.
     pub fn request_stop(&self) {
         self.scripts.stop();
+        // Held connections must run what they read before the server stops.
+        self.pause.unpause();
         self.stop.send_replace(true);
     }
 

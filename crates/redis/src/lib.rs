@@ -19,6 +19,7 @@ pub mod latency;
 pub mod long_double;
 pub mod metrics;
 pub mod number;
+pub mod pause;
 pub mod pubsub;
 pub mod rdb;
 pub mod script;

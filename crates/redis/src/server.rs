@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::blocking::{Wait, Waiter};
-use crate::cmd::{execute, execute_write_run, joins_write_run, serve_after};
+use crate::cmd::{execute, execute_write_run, joins_write_run, paused, serve_after};
 use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
 use crate::pubsub::Subscriber;
@@ -308,6 +308,23 @@ async fn connection<E: Engine>(
     }
 }
 
+/// Sends `output` once the writes it answers are in the log.
+async fn send_replies<E: Engine>(
+    core: &Core<E>,
+    session: &mut Session,
+    output: &mut Vec<u8>,
+    writer: &mut OwnedWriteHalf,
+) -> io::Result<()> {
+    if let Err(e) = core.commit_wal(session) {
+        // Nothing may be acknowledged that is not in the log.
+        tracing::error!(peer = %session.addr, error = %e, "WAL flush failed; dropping the connection");
+        return Err(io::Error::other(e.to_string()));
+    }
+    writer.write_all(output).await?;
+    output.clear();
+    Ok(())
+}
+
 /// A connection's buffers: requests read, replies to send, and messages pushed to it.
 struct Io<'a> {
     input: &'a mut Vec<u8>,
@@ -328,24 +345,24 @@ async fn respond<E: Engine>(
     let output = &mut *io.output;
     let close = loop {
         let (close, run) = handle_input(core, session, io.input, output, io.pushed, io.write_queue);
-        let Some(queue) = io.write_queue.filter(|_| !run.requests.is_empty()) else {
+        if let Some(queue) = io.write_queue.filter(|_| !run.requests.is_empty()) {
+            // The requests after the run wait in `input` for its replies.
+            let (requests, replies) = offload_writes(queue, session, run.requests).await?;
+            deliver_run(core, session, &requests, replies, &IterSlot::new(), output);
+            continue;
+        }
+        if close || !std::mem::take(&mut session.paused) {
             break close;
-        };
-        // The requests after the run wait in `input` for its replies.
-        let (requests, replies) = offload_writes(queue, session, run.requests).await?;
-        deliver_run(core, session, &requests, replies, &IterSlot::new(), output);
+        }
+        // The replies so far go out; the held request runs when the pause ends.
+        send_replies(core, session, output, writer).await?;
+        core.pause.ended().await;
     };
     // Let the other connections with requests waiting run theirs first, as Redis's event
     // loop does: then one WAL flush covers all their writes, and the replies go out
     // together, waking the clients once rather than once per reply.
     tokio::task::yield_now().await;
-    if let Err(e) = core.commit_wal(session) {
-        // Nothing may be acknowledged that is not in the log.
-        tracing::error!(peer = %session.addr, error = %e, "WAL flush failed; dropping the connection");
-        return Err(io::Error::other(e.to_string()));
-    }
-    writer.write_all(output).await?;
-    output.clear();
+    send_replies(core, session, output, writer).await?;
     if close {
         let _ = writer.shutdown().await;
     }
@@ -370,8 +387,8 @@ async fn wait_unblocked<E: Engine>(
         waiter,
         mut served,
         deadline,
-        on_timeout,
     } = wait;
+    let on_timeout = waiter.on_timeout.clone();
     let _unblock = Unblock {
         core,
         waiter: &waiter,
@@ -458,6 +475,13 @@ fn handle_input<E: Engine>(
             configured
         };
         let parsed = parse_request(&input[consumed..], &limits);
+        if let Ok((args, _)) = &parsed
+            && paused(core, args)
+        {
+            // Left unread; `respond` runs it once the pause ends.
+            session.paused = true;
+            break;
+        }
         // A request that ends a run waits (unparsed: it is read again) for the writer's.
         let run_ends = match &parsed {
             Ok((args, _)) => !args.is_empty() && !joins_write_run(core, session, args),

@@ -61,6 +61,8 @@ pub struct Session {
     /// The connection is blocked in a blocking pop: it reads no further requests until the
     /// reply comes or the deadline passes.
     pub blocked: Option<Wait>,
+    /// CLIENT PAUSE holds the next request, left unread in the input until the pause ends.
+    pub paused: bool,
 }
 
 /// A transaction being queued (MULTI ... EXEC).
@@ -108,6 +110,7 @@ impl Session {
             in_exec: false,
             exec_written: Vec::new(),
             blocked: None,
+            paused: false,
         }
     }
 

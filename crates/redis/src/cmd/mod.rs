@@ -18,6 +18,7 @@ mod slowlog;
 mod sort;
 mod strings;
 mod timeseries;
+mod topology;
 mod txn;
 mod zsets;
 
@@ -74,12 +75,7 @@ pub struct Spec<E: Engine> {
 
 impl<E: Engine> Spec<E> {
     fn arity_ok(&self, argc: usize) -> bool {
-        let argc = argc as i32;
-        if self.arity >= 0 {
-            argc == self.arity
-        } else {
-            argc >= -self.arity
-        }
+        arity_fits(self.arity, argc)
     }
 
     /// The flags as COMMAND lists them.
@@ -136,6 +132,7 @@ impl<E: Engine> Table<E> {
             .chain(scripting::specs())
             .chain(dump::specs())
             .chain(slowlog::specs())
+            .chain(topology::specs())
             .chain(introspect::specs())
             .enumerate()
         {
@@ -285,6 +282,19 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
             Ok(reply)
         })
     }
+}
+
+/// Commands that CLIENT PAUSE WRITE holds besides writes, as Redis 7.0 does: scripts may
+/// write, and PUBLISH, PFCOUNT and WAIT may replicate.
+const HELD_BY_WRITE_PAUSE: &[&str] = &["eval", "evalsha", "fcall", "publish", "pfcount", "wait"];
+
+/// Whether CLIENT PAUSE holds `args` now. An unknown command is not held: it fails at once.
+pub fn paused<E: Engine>(core: &Core<E>, args: &[Vec<u8>]) -> bool {
+    let Some(spec) = args.first().and_then(|name| core.table.get(name)) else {
+        return false;
+    };
+    core.pause
+        .holds(|| spec.flags & WRITE != 0 || HELD_BY_WRITE_PAUSE.contains(&spec.name))
 }
 
 /// Whether `args` may join a run of writes: a key-writing command that cannot block, on a
@@ -574,6 +584,47 @@ pub fn ok() -> Frame {
 /// An array of bulk strings.
 pub fn bulk_array(items: impl IntoIterator<Item = Vec<u8>>) -> Frame {
     Frame::Array(items.into_iter().map(Frame::Bulk).collect())
+}
+
+/// Finds subcommand `sub` of `command` in `table` (names with Redis's arities, counting the
+/// command's own name) and checks `argc` against it, with Redis's errors for an unknown
+/// subcommand or a wrong count. Returns the subcommand's name as the table has it.
+pub fn subcommand(
+    command: &str,
+    table: &[(&'static str, i32)],
+    sub: &[u8],
+    argc: usize,
+) -> CmdResult<&'static str> {
+    let Some(&(name, arity)) = table.iter().find(|(name, _)| is(sub, name)) else {
+        return Err(CmdError::err(format!(
+            "unknown subcommand '{}'. Try {} HELP.",
+            String::from_utf8_lossy(sub),
+            command.to_ascii_uppercase()
+        )));
+    };
+    if !arity_fits(arity, argc) {
+        return Err(wrong_arity(&format!("{command}|{name}")));
+    }
+    Ok(name)
+}
+
+/// Whether `argc` arguments (the name included) fit Redis arity `arity`: exactly `n`, or
+/// at least `n` for `-n`.
+fn arity_fits(arity: i32, argc: usize) -> bool {
+    let argc = argc as i32;
+    if arity >= 0 {
+        argc == arity
+    } else {
+        argc >= -arity
+    }
+}
+
+/// Redis's error for a subcommand given more arguments than its own parser takes.
+pub fn subcommand_syntax(command: &str, sub: &[u8]) -> CmdError {
+    CmdError::err(format!(
+        "unknown subcommand or wrong number of arguments for '{}'. Try {command} HELP.",
+        String::from_utf8_lossy(sub)
+    ))
 }
 
 /// A HELP subcommand's reply: one simple string per line.

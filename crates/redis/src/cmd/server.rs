@@ -9,8 +9,8 @@ use dockv::hybrid_time::LOGICAL_BITS;
 use engine::Engine;
 
 use super::{
-    ADMIN, Ctx, NO_AUTH, NO_MULTI, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null,
-    execute_as_of, is, ok, spec,
+    ADMIN, Ctx, NO_AUTH, NO_MULTI, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null, bulk_set,
+    execute_as_of, help_reply, is, ok, spec, subcommand, subcommand_syntax,
 };
 use crate::clients::ClientFilter;
 use crate::core::{Core, Fsync};
@@ -47,6 +47,7 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("shutdown", -1, ADMIN | NO_MULTI, 0, shutdown),
         spec("save", 1, ADMIN | NO_MULTI, 0, save),
         spec("bgsave", -1, ADMIN, 0, bgsave),
+        spec("bgrewriteaof", 1, ADMIN, 0, bgrewriteaof),
         spec("lastsave", 1, 0, 0, lastsave),
     ]
 }
@@ -100,6 +101,25 @@ fn bgsave<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         return Err(CmdError::err("Background save already in progress"));
     }
     Ok(Frame::Simple("Background saving started".into()))
+}
+
+/// BGREWRITEAOF: docdb's log is RocksDB's WAL, which a flush of the memtables empties, so
+/// the rewrite is the background save.
+fn bgrewriteaof<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if !ctx.core.request_background_save() {
+        return Err(CmdError::err(
+            "Background append only file rewriting already in progress",
+        ));
+    }
+    // Inside EXEC Redis defers the rewrite until the transaction ends, and says so.
+    let done = if ctx.session.in_exec {
+        "scheduled"
+    } else {
+        "started"
+    };
+    Ok(Frame::Simple(format!(
+        "Background append only file rewriting {done}"
+    )))
 }
 
 /// LASTSAVE: unix seconds of the last finished SAVE or BGSAVE (the start, before any).
@@ -441,31 +461,53 @@ fn set_name<E: Engine>(ctx: &mut Ctx<'_, '_, E>, name: &[u8]) -> CmdResult<()> {
     Ok(())
 }
 
+/// CLIENT's subcommands with Redis 7.0's arities (SETINFO, from 7.2, for the client
+/// libraries that send it on connect).
+const CLIENT_SUBCOMMANDS: &[(&str, i32)] = &[
+    ("caching", 3),
+    ("getname", 2),
+    ("getredir", 2),
+    ("help", 2),
+    ("id", 2),
+    ("info", 2),
+    ("kill", -3),
+    ("list", -2),
+    ("no-evict", 3),
+    ("pause", -3),
+    ("reply", 3),
+    ("setinfo", 4),
+    ("setname", 3),
+    ("tracking", -3),
+    ("trackinginfo", 2),
+    ("unblock", -3),
+    ("unpause", 2),
+];
+
 fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let sub = ctx.arg(1).to_ascii_lowercase();
-    match (sub.as_slice(), ctx.args.len()) {
-        (b"setname", 3) => {
+    let sub = subcommand("client", CLIENT_SUBCOMMANDS, ctx.arg(1), ctx.args.len())?;
+    match sub {
+        "setname" => {
             let name = ctx.arg(2).to_vec();
             set_name(ctx, &name)?;
             Ok(ok())
         }
-        (b"getname", 2) => Ok(bulk_or_null(ctx.session.name.clone())),
-        (b"id", 2) => Ok(Frame::Integer(ctx.session.id as i64)),
-        (b"setinfo", 4) => Ok(ok()),
-        (b"info", 2) => {
+        "getname" => Ok(bulk_or_null(ctx.session.name.clone())),
+        "id" => Ok(Frame::Integer(ctx.session.id as i64)),
+        "setinfo" | "no-evict" if sub == "setinfo" || is_on_off(ctx.arg(2)) => Ok(ok()),
+        "info" => {
             let own = ClientFilter {
                 ids: vec![ctx.session.id],
                 addr: None,
             };
             Ok(Frame::Verbatim(ctx.core.registry.list(&own).into_bytes()))
         }
-        (b"list", _) => {
+        "list" => {
             let filter = list_filter(&ctx.args[2..])?;
             Ok(Frame::Verbatim(
                 ctx.core.registry.list(&filter).into_bytes(),
             ))
         }
-        (b"kill", 3) => {
+        "kill" if ctx.args.len() == 3 => {
             // The old form: one address; the caller's own connection included.
             let filter = ClientFilter {
                 ids: Vec::new(),
@@ -476,17 +518,143 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             }
             Ok(ok())
         }
-        (b"reply", 3) => client_reply(ctx),
-        (b"kill", _) => {
+        "kill" => {
             let (filter, skip_me) = kill_filter(&ctx.args[2..])?;
             let skip = skip_me.then_some(ctx.session.id);
             Ok(Frame::Integer(
                 ctx.core.registry.kill(&filter, skip).len() as i64
             ))
         }
-        _ => Err(unknown_subcommand(ctx.arg(1), "CLIENT")),
+        "reply" => client_reply(ctx),
+        "unblock" => client_unblock(ctx),
+        "pause" => client_pause(ctx),
+        "unpause" => {
+            ctx.core.pause.unpause();
+            Ok(ok())
+        }
+        "help" => Ok(help_reply(CLIENT_HELP)),
+        // Server-assisted client-side caching is not offered: never tracking, nothing to
+        // redirect to, and no OPTIN/OPTOUT mode for CACHING.
+        "getredir" => Ok(Frame::Integer(-1)),
+        "trackinginfo" => Ok(Frame::Map(vec![
+            (Frame::Bulk(b"flags".to_vec()), bulk_set([b"off".to_vec()])),
+            (Frame::Bulk(b"redirect".to_vec()), Frame::Integer(-1)),
+            (Frame::Bulk(b"prefixes".to_vec()), Frame::Array(Vec::new())),
+        ])),
+        "caching" => Err(CmdError::err(
+            "CLIENT CACHING can be called only when the client is in tracking mode with OPTIN \
+             or OPTOUT mode enabled",
+        )),
+        "tracking" => Err(CmdError::err(
+            "CLIENT TRACKING is not supported: docdb does not offer server-assisted \
+             client-side caching",
+        )),
+        _ => Err(CmdError::Syntax),
     }
 }
+
+fn is_on_off(arg: &[u8]) -> bool {
+    is(arg, "on") || is(arg, "off")
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if that client was blocked (it gets its timeout
+/// reply, or an `UNBLOCKED` error), else 0.
+fn client_unblock<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if ctx.args.len() > 4 {
+        return Err(subcommand_syntax("CLIENT", ctx.arg(1)));
+    }
+    let id = int_arg(ctx.arg(2))?;
+    let with_error = match ctx.args.get(3) {
+        None => false,
+        Some(reason) if is(reason, "timeout") => false,
+        Some(reason) if is(reason, "error") => true,
+        Some(_) => {
+            return Err(CmdError::err(
+                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ));
+        }
+    };
+    let unblocked =
+        u64::try_from(id).is_ok_and(|id| ctx.core.blocking.lock().unblock(id, with_error));
+    Ok(Frame::Integer(i64::from(unblocked)))
+}
+
+/// CLIENT PAUSE timeout-ms [WRITE|ALL]: holds every client's commands (ALL, the default),
+/// or those that may write, until the timeout or CLIENT UNPAUSE.
+fn client_pause<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let ms = int_arg(ctx.arg(2))
+        .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::err("timeout is negative"));
+    }
+    if ctx.args.len() > 4 {
+        return Err(subcommand_syntax("CLIENT", ctx.arg(1)));
+    }
+    let all = match ctx.args.get(3) {
+        None => true,
+        Some(mode) if is(mode, "all") => true,
+        Some(mode) if is(mode, "write") => false,
+        Some(_) => return Err(CmdError::err("CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    // A timeout past what the clock can hold pauses for a century instead.
+    let now = std::time::Instant::now();
+    let until = now
+        .checked_add(std::time::Duration::from_millis(ms as u64))
+        .unwrap_or(now + std::time::Duration::from_secs(100 * 365 * 86_400));
+    ctx.core.pause.pause(until, all);
+    Ok(ok())
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "HELP",
+    "    Prints this help.",
+];
 
 /// CLIENT REPLY ON|OFF|SKIP: OFF silences this and every later reply until ON, SKIP this
 /// and the next one's (Redis's `CLIENT_REPLY_OFF` and `CLIENT_REPLY_SKIP_NEXT`).

@@ -2,7 +2,9 @@
 
 use engine::Engine;
 
-use super::{ADMIN, Ctx, Spec, bulk_array, help_reply, is, ok, spec, wrong_arity};
+use super::{
+    ADMIN, Ctx, Spec, bulk_array, help_reply, is, ok, spec, subcommand_syntax, wrong_arity,
+};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::slowlog::Entry;
@@ -44,10 +46,7 @@ fn slowlog<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     };
     if is(sub, "get") {
         if argc > 3 {
-            return Err(CmdError::err(format!(
-                "unknown subcommand or wrong number of arguments for '{}'. Try SLOWLOG HELP.",
-                String::from_utf8_lossy(sub)
-            )));
+            return Err(subcommand_syntax("SLOWLOG", sub));
         }
         let count = match ctx.args.get(2) {
             None => Some(DEFAULT_COUNT),
