@@ -9,6 +9,7 @@ mod hashes;
 mod hyperloglog;
 mod introspect;
 mod keys;
+mod keyspec;
 mod lists;
 mod sample;
 mod scripting;
@@ -74,7 +75,7 @@ pub struct Spec<E: Engine> {
 }
 
 impl<E: Engine> Spec<E> {
-    fn arity_ok(&self, argc: usize) -> bool {
+    pub(crate) fn arity_ok(&self, argc: usize) -> bool {
         arity_fits(self.arity, argc)
     }
 

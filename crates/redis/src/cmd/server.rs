@@ -10,7 +10,7 @@ use engine::Engine;
 
 use super::{
     ADMIN, Ctx, NO_AUTH, NO_MULTI, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null, bulk_set,
-    execute_as_of, help_reply, is, ok, spec, subcommand, subcommand_syntax,
+    execute_as_of, help_reply, is, keyspec, ok, spec, subcommand, subcommand_syntax,
 };
 use crate::clients::ClientFilter;
 use crate::core::{Core, Fsync};
@@ -264,7 +264,7 @@ fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 /// HELLO's and CLIENT INFO's number for a protocol.
 fn command_info<E: Engine>(spec: &Spec<E>) -> Frame {
-    let has_key = spec.first_key > 0;
+    let (first, last, step) = keyspec::key_range(spec);
     Frame::Array(vec![
         Frame::Bulk(spec.name.as_bytes().to_vec()),
         Frame::Integer(i64::from(spec.arity)),
@@ -274,13 +274,9 @@ fn command_info<E: Engine>(spec: &Spec<E>) -> Frame {
                 .map(|f| Frame::Simple(f.into()))
                 .collect(),
         ),
-        Frame::Integer(i64::from(spec.first_key)),
-        Frame::Integer(if has_key {
-            i64::from(spec.first_key)
-        } else {
-            0
-        }),
-        Frame::Integer(i64::from(has_key)),
+        Frame::Integer(i64::from(first)),
+        Frame::Integer(i64::from(last)),
+        Frame::Integer(i64::from(step)),
     ])
 }
 
@@ -300,11 +296,33 @@ fn command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                 .map(|name| table.get(name).map_or(Frame::NullArray, command_info))
                 .collect(),
         ))
+    } else if is(sub, "getkeys") {
+        command_getkeys(ctx)
     } else if is(sub, "list") {
         Ok(bulk_array(table.all().map(|s| s.name.as_bytes().to_vec())))
     } else {
         Err(unknown_subcommand(sub, "COMMAND"))
     }
+}
+
+/// COMMAND GETKEYS command [arg ...]: the keys of that request.
+fn command_getkeys<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    if ctx.args.len() < 4 {
+        return Err(super::wrong_arity("command|getkeys"));
+    }
+    let request = &ctx.args[2..];
+    let spec = ctx
+        .core
+        .table
+        .get(&request[0])
+        .ok_or_else(|| CmdError::err("Invalid command specified"))?;
+    if !spec.arity_ok(request.len()) {
+        return Err(CmdError::err(
+            "Invalid number of arguments specified for command",
+        ));
+    }
+    let keys = keyspec::getkeys(spec, request)?;
+    Ok(bulk_array(keys.into_iter().map(|i| request[i].clone())))
 }
 
 fn unknown_subcommand(sub: &[u8], command: &str) -> CmdError {
