@@ -909,3 +909,123 @@ fn client_pause_holds_commands() {
         );
     });
 }
+
+/// A RESP3 `invalidate` push for `keys` (`None`: everything, after a flush).
+fn invalidate_push(keys: Option<&[&str]>) -> Vec<u8> {
+    let mut out = b">2\r\n$10\r\ninvalidate\r\n".to_vec();
+    match keys {
+        None => out.extend_from_slice(b"_\r\n"),
+        Some(keys) => {
+            out.extend_from_slice(format!("*{}\r\n", keys.len()).as_bytes());
+            for key in keys {
+                out.extend_from_slice(format!("${}\r\n{key}\r\n", key.len()).as_bytes());
+            }
+        }
+    }
+    out
+}
+
+/// A RESP3 connection with tracking turned on with `options`.
+fn tracking_client(server: &Server, options: &[&str]) -> Raw {
+    let mut raw = server.raw();
+    raw.send(&cmd(&["HELLO", "3"]));
+    raw.read_until(b"modules\r\n*0\r\n");
+    let mut on = vec!["CLIENT", "TRACKING", "ON"];
+    on.extend_from_slice(options);
+    raw.exchange(&cmd(&on), b"+OK\r\n");
+    raw
+}
+
+/// Client-side caching in the default mode, over RESP3: a read remembers its keys, the
+/// next write of one (by anyone) sends one `invalidate` push and forgets it; the client's
+/// own write is announced before its reply unless NOLOOP; flushes invalidate everything;
+/// a TTL that lapses invalidates the key.
+#[test]
+fn tracking_invalidates_what_a_client_read() {
+    on_both(&[], |server| {
+        let mut cached = tracking_client(server, &[]);
+        let mut writer = server.raw();
+        cached.exchange(&cmd(&["GET", "t:k"]), b"_\r\n");
+        writer.exchange(&cmd(&["SET", "t:k", "v"]), b"+OK\r\n");
+        cached.expect(
+            &invalidate_push(Some(&["t:k"])),
+            "after another client's SET",
+        );
+        // Forgotten once invalidated: the next write announces nothing.
+        writer.exchange(&cmd(&["SET", "t:k", "w"]), b"+OK\r\n");
+        cached.exchange(&cmd(&["PING"]), b"+PONG\r\n");
+
+        writer.exchange(&cmd(&["MSET", "t:a", "1", "t:b", "2"]), b"+OK\r\n");
+        cached.exchange(
+            &cmd(&["MGET", "t:a", "t:b"]),
+            b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n",
+        );
+        writer.exchange(&cmd(&["DEL", "t:a", "t:b", "t:c"]), b":2\r\n");
+        let mut both = invalidate_push(Some(&["t:a"]));
+        both.extend(invalidate_push(Some(&["t:b"])));
+        cached.expect(&both, "after DEL of both keys");
+
+        cached.exchange(&cmd(&["GET", "t:own"]), b"_\r\n");
+        // Redis 7.0 sends the invalidation of a client's own write after the reply.
+        let mut own = b"+OK\r\n".to_vec();
+        own.extend(invalidate_push(Some(&["t:own"])));
+        cached.exchange(&cmd(&["SET", "t:own", "1"]), &own);
+
+        cached.exchange(&cmd(&["GET", "t:k"]), b"$1\r\nw\r\n");
+        writer.exchange(&cmd(&["FLUSHALL"]), b"+OK\r\n");
+        cached.expect(&invalidate_push(None), "after FLUSHALL");
+
+        writer.exchange(&cmd(&["SET", "t:ttl", "v", "PX", "100"]), b"+OK\r\n");
+        cached.exchange(&cmd(&["GET", "t:ttl"]), b"$1\r\nv\r\n");
+        cached.expect(&invalidate_push(Some(&["t:ttl"])), "after the TTL lapsed");
+
+        let mut quiet = tracking_client(server, &["NOLOOP"]);
+        quiet.exchange(&cmd(&["GET", "t:n"]), b"_\r\n");
+        quiet.exchange(&cmd(&["SET", "t:n", "1"]), b"+OK\r\n");
+        quiet.exchange(&cmd(&["PING"]), b"+PONG\r\n");
+    });
+}
+
+/// BCAST announces every write under the client's prefixes, read or not; OPTIN remembers a
+/// read only after CLIENT CACHING YES; a RESP2 client gets its invalidations through a
+/// client it redirects them to, subscribed to `__redis__:invalidate`.
+#[test]
+fn tracking_modes_bcast_optin_and_redirect() {
+    on_both(&[], |server| {
+        let mut writer = server.raw();
+        let mut bcast = tracking_client(server, &["BCAST", "PREFIX", "user:"]);
+        writer.exchange(&cmd(&["SET", "user:1", "x"]), b"+OK\r\n");
+        writer.exchange(&cmd(&["SET", "other", "y"]), b"+OK\r\n");
+        bcast.expect(&invalidate_push(Some(&["user:1"])), "a BCAST prefix write");
+        bcast.exchange(&cmd(&["PING"]), b"+PONG\r\n");
+
+        let mut optin = tracking_client(server, &["OPTIN"]);
+        optin.exchange(&cmd(&["GET", "o:a"]), b"_\r\n");
+        writer.exchange(&cmd(&["SET", "o:a", "1"]), b"+OK\r\n");
+        optin.exchange(&cmd(&["PING"]), b"+PONG\r\n");
+        // Not `exchange`: its ECHO check would be the command CACHING applies to.
+        optin.send(&cmd(&["CLIENT", "CACHING", "YES"]));
+        optin.send(&cmd(&["GET", "o:a"]));
+        optin.expect(b"+OK\r\n$1\r\n1\r\n", "CACHING YES, then GET");
+        writer.exchange(&cmd(&["SET", "o:a", "2"]), b"+OK\r\n");
+        optin.expect(&invalidate_push(Some(&["o:a"])), "after CLIENT CACHING YES");
+
+        let mut target = server.raw();
+        target.send(&cmd(&["CLIENT", "ID"]));
+        let line = target.read_line();
+        let id = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
+        target.send(&cmd(&["SUBSCRIBE", "__redis__:invalidate"]));
+        target.read_until(b"__redis__:invalidate\r\n:1\r\n");
+        let mut resp2 = server.raw();
+        resp2.exchange(
+            &cmd(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id]),
+            b"+OK\r\n",
+        );
+        resp2.exchange(&cmd(&["GET", "r:k"]), b"$-1\r\n");
+        writer.exchange(&cmd(&["SET", "r:k", "v"]), b"+OK\r\n");
+        target.expect(
+            b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$3\r\nr:k\r\n",
+            "the redirected invalidation",
+        );
+    });
+}

@@ -13,6 +13,7 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 use crate::frame::Protocol;
+use crate::pubsub::Subscriber;
 use crate::session::Session;
 
 /// What CLIENT LIST shows of one connection, and how to close it.
@@ -23,6 +24,7 @@ struct ClientRow {
     protocol: Protocol,
     since: Instant,
     kill: Arc<Notify>,
+    push: Subscriber,
 }
 
 /// Which clients CLIENT KILL or CLIENT LIST means.
@@ -65,6 +67,7 @@ impl ClientRegistry {
             protocol: session.protocol,
             since: Instant::now(),
             kill: Arc::clone(&kill),
+            push: session.push.clone(),
         };
         self.rows().insert(session.id, row);
         kill
@@ -82,6 +85,18 @@ impl ClientRegistry {
             row.db_name.clone_from(&session.db_name);
             row.protocol = session.protocol;
         }
+    }
+
+    /// Client `id`'s push queue and protocol, if it is connected.
+    pub fn push_target(&self, id: u64) -> Option<(Subscriber, Protocol)> {
+        self.rows()
+            .get(&id)
+            .map(|row| (row.push.clone(), row.protocol))
+    }
+
+    /// Whether client `id` is connected.
+    pub fn contains(&self, id: u64) -> bool {
+        self.rows().contains_key(&id)
     }
 
     /// CLIENT LIST's text: one line per matching client, in id order.

@@ -103,6 +103,8 @@ pub struct Core<E: Engine> {
     pub latency: crate::latency::LatencyMonitor,
     /// CLIENT PAUSE.
     pub pause: crate::pause::Pause,
+    /// CLIENT TRACKING: what tracking clients may cache.
+    pub tracking: crate::tracking::Tracking,
     config: RwLock<RuntimeConfig>,
     next_client_id: AtomicU64,
     /// Write commands run so far (the WAL group commit's sequence).
@@ -140,6 +142,7 @@ impl<E: Engine> Core<E> {
             slowlog: crate::slowlog::SlowLog::default(),
             latency: crate::latency::LatencyMonitor::default(),
             pause: crate::pause::Pause::default(),
+            tracking: crate::tracking::Tracking::default(),
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),
             writes_run: AtomicU64::new(0),
@@ -217,6 +220,14 @@ impl<E: Engine> Core<E> {
         self.latency.observe("command", elapsed);
         if !args.is_empty() {
             self.slowlog.observe(args, elapsed, caller);
+        }
+    }
+
+    /// Where client-side caching messages go.
+    pub fn outlets(&self) -> crate::tracking::Outlets<'_> {
+        crate::tracking::Outlets {
+            registry: &self.registry,
+            broker: &self.broker,
         }
     }
 

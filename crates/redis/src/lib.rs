@@ -28,6 +28,7 @@ pub mod session;
 pub mod slowlog;
 pub mod store;
 pub mod testkit;
+pub mod tracking;
 
 pub use core::{Core, Fsync, RuntimeConfig};
 pub use error::{CmdError, CmdResult};

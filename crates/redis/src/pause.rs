@@ -46,10 +46,15 @@ impl Pause {
         self.lifted.notify_waiters();
     }
 
+    /// Whether a pause may be on (one load: the check before every request).
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
+    }
+
     /// Whether a command must wait now: any while all are paused, one that `writes` while
     /// writes are.
     pub fn holds(&self, writes: impl FnOnce() -> bool) -> bool {
-        if !self.active.load(Ordering::Relaxed) {
+        if !self.is_active() {
             return false;
         }
         self.current().is_some_and(|p| p.all || writes())

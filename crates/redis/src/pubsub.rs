@@ -37,7 +37,7 @@ impl Subscriber {
     }
 
     /// Queues a message; a full queue marks the connection for closing instead.
-    fn push(&self, frame: Frame) -> bool {
+    pub(crate) fn push(&self, frame: Frame) -> bool {
         match self.tx.try_send(frame) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
@@ -129,6 +129,14 @@ impl Broker {
             }
         }
         receivers
+    }
+
+    /// Whether client `id` is subscribed to `channel`.
+    pub fn is_subscribed(&self, id: u64, channel: &[u8]) -> bool {
+        self.state()
+            .channels
+            .get(channel)
+            .is_some_and(|subs| subs.contains_key(&id))
     }
 
     /// Channels with subscribers, matching `pattern` if given (PUBSUB CHANNELS).

@@ -226,6 +226,7 @@ impl<E: Engine> Drop for Cleanup<'_, E> {
     fn drop(&mut self) {
         self.core.broker.remove_client(self.id);
         self.core.registry.remove(self.id);
+        self.core.tracking.disable(self.id);
     }
 }
 
@@ -520,6 +521,13 @@ fn handle_input<E: Engine>(
                 for reply in replies {
                     reply.encode_as(session.protocol, output);
                 }
+                if session.tracking.is_some() {
+                    // The invalidations its own command caused follow its reply, as in
+                    // Redis 7.0.
+                    while let Ok(message) = pushed.try_recv() {
+                        message.encode_as(session.protocol, output);
+                    }
+                }
                 serve_after(core, &iters, session, &args);
                 if session.quit {
                     close = true;
@@ -660,8 +668,15 @@ async fn metrics_request<E: Engine>(core: &Core<E>, mut stream: TcpStream) -> io
 /// retention).
 pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    // Client-side caching learns of lapsed TTLs about as soon as Redis's active expiry would.
+    let mut expiry_tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         tokio::select! {
+            _ = expiry_tick.tick() => {
+                if core.tracking.is_active() {
+                    core.tracking.expire(core.store.read_time().physical_micros(), &core.outlets());
+                }
+            }
             _ = tick.tick() => {
                 core.store.docdb().engine().trim_idle();
                 let core = core.clone();

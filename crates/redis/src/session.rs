@@ -63,6 +63,10 @@ pub struct Session {
     pub blocked: Option<Wait>,
     /// CLIENT PAUSE holds the next request, left unread in the input until the pause ends.
     pub paused: bool,
+    /// CLIENT TRACKING's options while tracking is on.
+    pub tracking: Option<crate::tracking::TrackingMode>,
+    /// CLIENT CACHING was given for the next command (YES in OPTIN mode, NO in OPTOUT).
+    pub caching: bool,
 }
 
 /// A transaction being queued (MULTI ... EXEC).
@@ -111,6 +115,8 @@ impl Session {
             exec_written: Vec::new(),
             blocked: None,
             paused: false,
+            tracking: None,
+            caching: false,
         }
     }
 

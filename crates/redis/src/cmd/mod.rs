@@ -291,6 +291,9 @@ const HELD_BY_WRITE_PAUSE: &[&str] = &["eval", "evalsha", "fcall", "publish", "p
 
 /// Whether CLIENT PAUSE holds `args` now. An unknown command is not held: it fails at once.
 pub fn paused<E: Engine>(core: &Core<E>, args: &[Vec<u8>]) -> bool {
+    if !core.pause.is_active() {
+        return false;
+    }
     let Some(spec) = args.first().and_then(|name| core.table.get(name)) else {
         return false;
     };
@@ -416,6 +419,18 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     let elapsed = started.elapsed();
     ctx.core.metrics.record(spec.id, elapsed, result.is_err());
+    track(
+        ctx.core,
+        ctx.session,
+        spec,
+        ctx.args,
+        result.is_ok(),
+        ctx.as_of.is_some(),
+    );
+    if !ctx.session.in_exec && spec.name != "client" {
+        // CLIENT CACHING covers the one command after it (or the transaction).
+        ctx.session.caching = false;
+    }
     // EXEC's own time is its commands', which are logged one by one, as in Redis.
     let logged: &[Vec<u8>] = if spec.name == "exec" { &[] } else { ctx.args };
     let session = &*ctx.session;
@@ -424,6 +439,57 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         name: session.name.as_deref(),
     });
     result
+}
+
+/// Client-side caching: a write (that did not fail) invalidates its keys for every
+/// tracking client; a present-time read by a tracking client remembers its keys for it,
+/// unless OPTIN/OPTOUT and CLIENT CACHING say otherwise.
+pub(crate) fn track<E: Engine>(
+    core: &Core<E>,
+    session: &Session,
+    spec: &Spec<E>,
+    args: &[Vec<u8>],
+    ok: bool,
+    as_of: bool,
+) {
+    if !core.tracking.is_active() {
+        return;
+    }
+    if spec.flags & WRITE != 0 {
+        if !ok {
+            return;
+        }
+        if matches!(spec.name, "flushdb" | "flushall") {
+            core.tracking.invalidate_all(&core.outlets());
+        } else if let Some(keys) = keyspec::key_positions(spec, args) {
+            let names = keys.into_iter().map(|i| args[i].as_slice());
+            core.tracking.invalidate(session.id, names, &core.outlets());
+        }
+        return;
+    }
+    let Some(mode) = &session.tracking else {
+        return;
+    };
+    let cached = if mode.optin {
+        session.caching
+    } else {
+        !(mode.optout && session.caching)
+    };
+    if spec.flags & READONLY == 0 || mode.bcast || as_of || !cached {
+        return;
+    }
+    let ht = core.store.read_time();
+    for i in keyspec::key_positions(spec, args).unwrap_or_default() {
+        let doc_key = core.store.doc_key(session.db, &args[i]);
+        let expires_at = core
+            .store
+            .reads(ht)
+            .key_info(&doc_key)
+            .ok()
+            .flatten()
+            .and_then(|info| info.expires_at);
+        core.tracking.remember(session.id, &args[i], expires_at);
+    }
 }
 
 /// `error`, after marking an open transaction as failed (as Redis does for a request it

@@ -260,6 +260,14 @@ fn script_call<'c, E: Engine>(
     let result = (spec.run)(&mut ctx);
     let elapsed = started.elapsed();
     core.metrics.record(spec.id, elapsed, result.is_err());
+    super::track(
+        core,
+        session,
+        spec,
+        args,
+        result.is_ok(),
+        called.as_of.is_some(),
+    );
     // Redis logs a script's commands as run by its Lua client, which has no address.
     core.observe_command(args, elapsed, || crate::slowlog::Caller {
         client: "?:0".into(),

@@ -18,6 +18,8 @@ use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
 use crate::glob;
 use crate::number::int_arg;
+use crate::session::Session;
+use crate::tracking::TrackingMode;
 
 /// The Redis version reported to clients (the command set and replies follow 7.0).
 pub const REDIS_VERSION: &str = "7.0.0";
@@ -551,22 +553,10 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             Ok(ok())
         }
         "help" => Ok(help_reply(CLIENT_HELP)),
-        // Server-assisted client-side caching is not offered: never tracking, nothing to
-        // redirect to, and no OPTIN/OPTOUT mode for CACHING.
-        "getredir" => Ok(Frame::Integer(-1)),
-        "trackinginfo" => Ok(Frame::Map(vec![
-            (Frame::Bulk(b"flags".to_vec()), bulk_set([b"off".to_vec()])),
-            (Frame::Bulk(b"redirect".to_vec()), Frame::Integer(-1)),
-            (Frame::Bulk(b"prefixes".to_vec()), Frame::Array(Vec::new())),
-        ])),
-        "caching" => Err(CmdError::err(
-            "CLIENT CACHING can be called only when the client is in tracking mode with OPTIN \
-             or OPTOUT mode enabled",
-        )),
-        "tracking" => Err(CmdError::err(
-            "CLIENT TRACKING is not supported: docdb does not offer server-assisted \
-             client-side caching",
-        )),
+        "getredir" => Ok(Frame::Integer(redirect_reply(ctx.session))),
+        "trackinginfo" => Ok(tracking_info(ctx.session)),
+        "caching" => client_caching(ctx),
+        "tracking" => client_tracking(ctx),
         _ => Err(CmdError::Syntax),
     }
 }
@@ -621,6 +611,196 @@ fn client_pause<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         .unwrap_or(now + std::time::Duration::from_secs(100 * 365 * 86_400));
     ctx.core.pause.pause(until, all);
     Ok(ok())
+}
+
+/// CLIENT GETREDIR's and TRACKINGINFO's redirect: -1 when not tracking, 0 without a
+/// redirect.
+fn redirect_reply(session: &Session) -> i64 {
+    match &session.tracking {
+        None => -1,
+        Some(mode) => mode.redirect.map_or(0, |id| id as i64),
+    }
+}
+
+fn tracking_info(session: &Session) -> Frame {
+    let mut flags: Vec<&str> = Vec::new();
+    match &session.tracking {
+        None => flags.push("off"),
+        Some(mode) => {
+            flags.push("on");
+            for (set, name) in [
+                (mode.bcast, "bcast"),
+                (mode.optin, "optin"),
+                (mode.optout, "optout"),
+                (mode.optin && session.caching, "caching-yes"),
+                (mode.optout && session.caching, "caching-no"),
+                (mode.noloop, "noloop"),
+            ] {
+                if set {
+                    flags.push(name);
+                }
+            }
+        }
+    }
+    let prefixes = session
+        .tracking
+        .as_ref()
+        .map(|m| m.prefixes.clone())
+        .unwrap_or_default();
+    Frame::Map(vec![
+        (
+            Frame::Bulk(b"flags".to_vec()),
+            bulk_set(flags.into_iter().map(|f| f.as_bytes().to_vec())),
+        ),
+        (
+            Frame::Bulk(b"redirect".to_vec()),
+            Frame::Integer(redirect_reply(session)),
+        ),
+        (Frame::Bulk(b"prefixes".to_vec()), bulk_array(prefixes)),
+    ])
+}
+
+/// CLIENT CACHING YES|NO: whether the next command's reads are remembered, in OPTIN
+/// (YES) or OPTOUT (NO) mode.
+fn client_caching<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let Some(mode) = &ctx.session.tracking else {
+        return Err(CmdError::err(
+            "CLIENT CACHING can be called only when the client is in tracking mode with OPTIN \
+             or OPTOUT mode enabled",
+        ));
+    };
+    let arg = ctx.arg(2);
+    if is(arg, "yes") && !mode.optin {
+        return Err(CmdError::err(
+            "CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+        ));
+    }
+    if is(arg, "no") && !mode.optout {
+        return Err(CmdError::err(
+            "CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+        ));
+    }
+    if !is(arg, "yes") && !is(arg, "no") {
+        return Err(CmdError::Syntax);
+    }
+    ctx.session.caching = true;
+    Ok(ok())
+}
+
+/// CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP],
+/// checked as Redis 7.0 checks it.
+fn client_tracking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let on = ctx.arg(2);
+    let mut mode = TrackingMode::default();
+    let mut args = ctx.args[3..].iter();
+    while let Some(arg) = args.next() {
+        if is(arg, "redirect") {
+            let id = args.next().ok_or(CmdError::Syntax)?;
+            if mode.redirect.is_some() {
+                return Err(CmdError::err(
+                    "A client can only redirect to a single other client",
+                ));
+            }
+            let id = int_arg(id)?;
+            match u64::try_from(id) {
+                Ok(id) if ctx.core.registry.contains(id) => mode.redirect = Some(id),
+                _ => {
+                    return Err(CmdError::err(
+                        "The client ID you want redirect to does not exist",
+                    ));
+                }
+            }
+        } else if is(arg, "prefix") {
+            mode.prefixes
+                .push(args.next().ok_or(CmdError::Syntax)?.clone());
+        } else if is(arg, "bcast") {
+            mode.bcast = true;
+        } else if is(arg, "optin") {
+            mode.optin = true;
+        } else if is(arg, "optout") {
+            mode.optout = true;
+        } else if is(arg, "noloop") {
+            mode.noloop = true;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    if is(on, "off") {
+        if ctx.args.len() > 3 {
+            return Err(CmdError::Syntax);
+        }
+        ctx.session.tracking = None;
+        ctx.session.caching = false;
+        ctx.core.tracking.disable(ctx.session.id);
+        return Ok(ok());
+    }
+    if !is(on, "on") {
+        return Err(CmdError::Syntax);
+    }
+    let mode = checked_tracking(ctx.session.tracking.as_ref(), mode)?;
+    ctx.core.tracking.enable(ctx.session.id, mode.clone());
+    ctx.session.tracking = Some(mode);
+    Ok(ok())
+}
+
+/// `new` options against themselves and the options in force (`old`), as Redis refuses
+/// them; BCAST prefixes add to those already given.
+fn checked_tracking(old: Option<&TrackingMode>, mut new: TrackingMode) -> CmdResult<TrackingMode> {
+    let err = |text: &str| Err(CmdError::err(text));
+    if !new.bcast && !new.prefixes.is_empty() {
+        return err("PREFIX option requires BCAST mode to be enabled");
+    }
+    if let Some(old) = old
+        && old.bcast != new.bcast
+    {
+        return err(
+            "You can't switch BCAST mode on/off before disabling tracking for this client, \
+             and then re-enabling it with a different mode.",
+        );
+    }
+    if new.bcast && (new.optin || new.optout) {
+        return err("OPTIN and OPTOUT are not compatible with BCAST");
+    }
+    if new.optin && new.optout {
+        return err("You can't specify both OPTIN mode and OPTOUT mode");
+    }
+    if let Some(old) = old
+        && ((new.optin && old.optout) || (new.optout && old.optin))
+    {
+        return err(
+            "You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, \
+             and then re-enabling it with a different mode.",
+        );
+    }
+    let existing = old.map(|m| m.prefixes.as_slice()).unwrap_or_default();
+    let overlaps = |a: &[u8], b: &[u8]| a.starts_with(b) || b.starts_with(a);
+    for (i, prefix) in new.prefixes.iter().enumerate() {
+        let show = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
+        if let Some(other) = existing
+            .iter()
+            .find(|e| overlaps(e, prefix) && *e != prefix)
+        {
+            return Err(CmdError::err(format!(
+                "Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single \
+                 client must not overlap.",
+                show(prefix),
+                show(other)
+            )));
+        }
+        if let Some(other) = new.prefixes[i + 1..].iter().find(|o| overlaps(o, prefix)) {
+            return Err(CmdError::err(format!(
+                "Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single \
+                 client must not overlap.",
+                show(prefix),
+                show(other)
+            )));
+        }
+    }
+    // Redis keeps a client's prefixes in a radix tree: sorted, once each.
+    new.prefixes.extend_from_slice(existing);
+    new.prefixes.sort();
+    new.prefixes.dedup();
+    Ok(new)
 }
 
 const CLIENT_HELP: &[&str] = &[
@@ -971,6 +1151,9 @@ fn reset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     session.name = None;
     (session.replies_off, session.skip_next, session.skipping) = (false, false, false);
     session.authenticated = core.config().requirepass.is_none();
+    session.tracking = None;
+    session.caching = false;
+    core.tracking.disable(session.id);
     Ok(Frame::Simple("RESET".into()))
 }
 
