@@ -20,6 +20,10 @@ use crate::clients::ClientRegistry;
 use crate::frame::{Frame, Protocol};
 use crate::pubsub::Broker;
 
+/// At most this many keys are remembered (Redis's `tracking-table-max-keys` default);
+/// past it, keys are invalidated (so clients drop them) and forgotten.
+pub const MAX_KEYS: usize = 1_000_000;
+
 /// The pub/sub channel RESP2 clients receive redirected invalidations on.
 pub const INVALIDATE_CHANNEL: &[u8] = b"__redis__:invalidate";
 
@@ -68,7 +72,12 @@ pub struct Outlets<'a> {
 impl Tracking {
     /// Whether any client tracks.
     pub fn is_active(&self) -> bool {
-        self.clients.load(Ordering::Relaxed) > 0
+        self.clients() > 0
+    }
+
+    /// How many clients track (INFO's `tracking_clients`).
+    pub fn clients(&self) -> usize {
+        self.clients.load(Ordering::Relaxed)
     }
 
     /// Turns tracking on (or changes its options) for client `id`.
@@ -91,8 +100,11 @@ impl Tracking {
     /// if it has a TTL.
     pub fn remember(&self, id: u64, key: &[u8], expires_at: Option<u64>) {
         let mut state = self.lock();
-        state.keys.entry(key.to_vec()).or_default().insert(id);
-        if let Some(at) = expires_at {
+        let readers = state.keys.entry(key.to_vec()).or_default();
+        let first = readers.is_empty();
+        readers.insert(id);
+        // One expiry per remembered key: a key already remembered has its own.
+        if let (true, Some(at)) = (first, expires_at) {
             state.expiring.push(Reverse((at, key.to_vec())));
         }
     }
@@ -135,7 +147,8 @@ impl Tracking {
         }
     }
 
-    /// Invalidates the remembered keys whose TTL has passed by `now` (physical µs).
+    /// Invalidates the remembered keys whose TTL has passed by `now` (physical µs), and
+    /// keys beyond [`MAX_KEYS`].
     pub fn expire(&self, now: u64, out: &Outlets<'_>) {
         let due = {
             let mut state = self.lock();
@@ -148,6 +161,13 @@ impl Tracking {
                 if let Some(Reverse((_, key))) = state.expiring.pop() {
                     due.push(key);
                 }
+            }
+            let excess = state.keys.len().saturating_sub(MAX_KEYS);
+            due.extend(state.keys.keys().take(excess).cloned());
+            if state.expiring.len() > 2 * MAX_KEYS {
+                // Expiries of keys invalidated since: keep those still remembered.
+                let State { keys, expiring, .. } = &mut *state;
+                expiring.retain(|Reverse((_, key))| keys.contains_key(key));
             }
             due
         };
@@ -188,4 +208,67 @@ fn send(id: u64, mode: &TrackingMode, keys: Frame, out: &Outlets<'_>) {
         return;
     };
     push.push(frame);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pubsub::Subscriber;
+    use crate::session::Session;
+
+    /// A registry with client `id` connected over `protocol`, and its push queue.
+    fn connected(
+        registry: &ClientRegistry,
+        id: u64,
+        protocol: Protocol,
+    ) -> tokio::sync::mpsc::Receiver<Frame> {
+        let (push, pushed, _) = Subscriber::channel();
+        let addr = "127.0.0.1:1".parse().expect("an address");
+        let mut session = Session::new(id, addr, push);
+        session.protocol = protocol;
+        registry.register(&session);
+        pushed
+    }
+
+    fn invalidated(keys: &[&str]) -> Frame {
+        Frame::Push(vec![
+            Frame::Bulk(b"invalidate".to_vec()),
+            Frame::Array(
+                keys.iter()
+                    .map(|k| Frame::Bulk(k.as_bytes().to_vec()))
+                    .collect(),
+            ),
+        ])
+    }
+
+    #[test]
+    fn expired_and_excess_keys_are_invalidated_once() {
+        let (registry, broker) = (ClientRegistry::default(), Broker::default());
+        let out = Outlets {
+            registry: &registry,
+            broker: &broker,
+        };
+        let mut pushed = connected(&registry, 7, Protocol::Resp3);
+        let tracking = Tracking::default();
+        tracking.enable(7, TrackingMode::default());
+        tracking.remember(7, b"soon", Some(100));
+        tracking.remember(7, b"soon", Some(100));
+        tracking.remember(7, b"later", Some(500));
+        tracking.remember(7, b"never", None);
+        tracking.expire(99, &out);
+        assert!(pushed.try_recv().is_err(), "nothing is due before 100");
+        tracking.expire(100, &out);
+        assert_eq!(pushed.try_recv().ok(), Some(invalidated(&["soon"])));
+        assert!(pushed.try_recv().is_err(), "one expiry per remembered key");
+        assert_eq!(tracking.remembered_keys(), 2);
+        tracking.invalidate(1, [&b"later"[..]], &out);
+        assert_eq!(pushed.try_recv().ok(), Some(invalidated(&["later"])));
+        tracking.expire(1_000, &out);
+        assert!(
+            pushed.try_recv().is_err(),
+            "an invalidated key does not expire again"
+        );
+        tracking.disable(7);
+        assert!(!tracking.is_active());
+    }
 }

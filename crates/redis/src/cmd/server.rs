@@ -361,10 +361,12 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if wants("clients") {
         let _ = write!(
             out,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n\
+             tracking_clients:{}\r\n\r\n",
             core.clients.load(Ordering::Relaxed),
             config.maxclients,
-            core.blocking.count()
+            core.blocking.count(),
+            core.tracking.clients()
         );
     }
     if wants("memory") {
