@@ -4414,6 +4414,45 @@ fn standalone_admin_commands_match_redis() {
         Run(&["CLIENT", "PAUSE", "0", "WRITE"], EXACT),
         Run(&["CLIENT", "UNPAUSE", "x"], EXACT),
         Run(&["CLIENT", "UNPAUSE"], EXACT),
+        // Subcommands flagged `noscript`, HELP aside.
+        Run(&["EVAL", "return redis.call('client', 'id')", "0"], EXACT),
+        Run(
+            &["EVAL", "return redis.call('client', 'help')[1]", "0"],
+            EXACT,
+        ),
+        Run(
+            &[
+                "EVAL",
+                "return redis.call('config', 'get', 'maxclients')",
+                "0",
+            ],
+            EXACT,
+        ),
+        Run(
+            &["EVAL", "return redis.call('config', 'help')[1]", "0"],
+            EXACT,
+        ),
+        Run(
+            &["EVAL", "return redis.call('function', 'list')", "0"],
+            EXACT,
+        ),
+        Run(&["CONFIG", "HELP"], EXACT),
+        Run(&["CONFIG", "HELP", "x"], EXACT),
+        Run(&["CONFIG", "REWRITE"], EXACT),
+        Run(
+            &["EVAL", "return redis.call('latency', 'latest')", "0"],
+            EXACT,
+        ),
+        Run(
+            &["EVAL", "return redis.call('latency', 'help')[1]", "0"],
+            EXACT,
+        ),
+        Run(&["EVAL", "return redis.call('slowlog', 'len')", "0"], EXACT),
+        Run(&["EVAL", "return redis.call('readonly')", "0"], EXACT),
+        Run(
+            &["EVAL", "return redis.call('replicaof', 'no', 'one')", "0"],
+            EXACT,
+        ),
         Run(
             &[
                 "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a", "PREFIX", "ab",

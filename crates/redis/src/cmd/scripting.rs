@@ -33,6 +33,10 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
 const LIBRARY_PREFIX: &[u8] = b"redis.function.";
 
 /// Commands a script may not call (Redis 7.0's `noscript` flag).
+/// Commands whose subcommands, HELP aside, scripts may not call (Redis 7.0 flags each
+/// of them `noscript`).
+const SUBCOMMANDS_NOT_IN_SCRIPTS: &[&str] = &["client", "config", "function", "latency"];
+
 const NOT_IN_SCRIPTS: &[&str] = &[
     "auth",
     "bgrewriteaof",
@@ -242,7 +246,10 @@ fn script_call<'c, E: Engine>(
     if !spec.arity_ok(args.len()) {
         return refused("Wrong number of args calling Redis command from script");
     }
-    if NOT_IN_SCRIPTS.contains(&spec.name) {
+    if NOT_IN_SCRIPTS.contains(&spec.name)
+        || (SUBCOMMANDS_NOT_IN_SCRIPTS.contains(&spec.name)
+            && !args.get(1).is_some_and(|sub| super::is(sub, "help")))
+    {
         return refused("This Redis command is not allowed from script");
     }
     if spec.flags & WRITE != 0 {

@@ -996,7 +996,13 @@ fn config<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             Ok(ok())
         }
         b"resetstat" if ctx.args.len() == 2 => Ok(ok()),
-        b"get" | b"set" | b"resetstat" => Err(super::wrong_arity(&format!(
+        b"help" if ctx.args.len() == 2 => Ok(help_reply(CONFIG_HELP)),
+        // Settings come from flags, the environment and a TOML file of docdb's own, which
+        // CONFIG SET does not rewrite, as Redis without a config file.
+        b"rewrite" if ctx.args.len() == 2 => {
+            Err(CmdError::err("The server is running without a config file"))
+        }
+        b"get" | b"set" | b"resetstat" | b"help" | b"rewrite" => Err(super::wrong_arity(&format!(
             "config|{}",
             String::from_utf8_lossy(&sub)
         ))),
@@ -1060,6 +1066,20 @@ fn config_set<E: Engine>(ctx: &Ctx<'_, '_, E>, name: &[u8], value: &[u8]) -> Cmd
     }
     Ok(())
 }
+
+const CONFIG_HELP: &[&str] = &[
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Prints this help.",
+];
 
 /// An integer setting from `min` to `i64::MAX`, refused with Redis's words otherwise.
 fn ranged_setting(name: &str, text: &str, min: i64) -> CmdResult<i64> {
