@@ -353,6 +353,7 @@ impl Engine for RocksEngine {
             properties::TOTAL_SST_FILES_SIZE,
             properties::LIVE_SST_FILES_SIZE,
             properties::CUR_SIZE_ALL_MEM_TABLES,
+            properties::BLOCK_CACHE_USAGE,
             properties::NUM_SNAPSHOTS,
             properties::NUM_RUNNING_COMPACTIONS,
             properties::ESTIMATE_PENDING_COMPACTION_BYTES,

@@ -9,6 +9,46 @@ const BUCKETS_US: [u64; 12] = [
     10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 100_000, 1_000_000,
 ];
 
+/// Levels of the per-command histogram that LATENCY HISTOGRAM reports. Redis keeps an hdr
+/// histogram per command (1 ns to 1 s, two significant figures) and reads it at the
+/// power-of-two nanosecond levels 2^10 to 2^30; a counter per level gives the same reply.
+pub const LATENCY_LEVELS: usize = 21;
+
+/// The first level, 2^10 ns.
+const FIRST_LEVEL_LOG2: u32 = 10;
+
+/// Redis records a command's microseconds × 1000, capped at its histogram's 1 s.
+const MAX_RECORDED_NS: u64 = 1_000_000_000;
+
+/// The highest nanosecond value counted at level `i` (2^k ns, k = 10 + i): hdr's bucket at
+/// 2^k is 2^(k-7) ns wide with two significant figures, and Redis reports the bucket's top.
+/// The last level is where hdr's buckets end (2^30 - 1), not its own top.
+fn level_top_ns(i: usize) -> u64 {
+    let k = FIRST_LEVEL_LOG2 + i as u32;
+    if k >= 30 {
+        return (1 << 30) - 1;
+    }
+    (1 << k) + (1 << (k - 7)) - 1
+}
+
+/// The label of level `i` in LATENCY HISTOGRAM's reply: its top in whole microseconds
+/// (1, 2, 4, 8, 16, 33, 66, 132, 264, ...).
+pub fn latency_level_usec(i: usize) -> u64 {
+    level_top_ns(i) / 1000
+}
+
+/// The level a command that ran `us` microseconds counts at: the first whose top holds it.
+pub fn latency_level(us: u64) -> usize {
+    let ns = us.saturating_mul(1000).min(MAX_RECORDED_NS);
+    let log2 = 63 - (ns | 1).leading_zeros();
+    let mut level = log2.saturating_sub(FIRST_LEVEL_LOG2) as usize;
+    // One step at most: 2^k <= ns < 2^(k+1) <= the next level's top.
+    if level < LATENCY_LEVELS - 1 && level_top_ns(level) < ns {
+        level += 1;
+    }
+    level.min(LATENCY_LEVELS - 1)
+}
+
 /// Calls, errors and time of one command.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CommandCounters {
@@ -26,6 +66,8 @@ struct CommandStat {
     calls: AtomicU64,
     errors: AtomicU64,
     usec: AtomicU64,
+    /// Calls by [`latency_level`] (LATENCY HISTOGRAM).
+    levels: [AtomicU64; LATENCY_LEVELS],
 }
 
 /// Server-wide counters.
@@ -65,6 +107,7 @@ impl Metrics {
             c.calls.fetch_add(1, Ordering::Relaxed);
             c.errors.fetch_add(u64::from(error), Ordering::Relaxed);
             c.usec.fetch_add(us, Ordering::Relaxed);
+            c.levels[latency_level(us)].fetch_add(1, Ordering::Relaxed);
         }
         if let Some(i) = BUCKETS_US.iter().position(|&b| us <= b) {
             self.buckets[i].fetch_add(1, Ordering::Relaxed);
@@ -88,6 +131,22 @@ impl Metrics {
                 (*name, counters)
             })
             .filter(|(_, c)| c.calls > 0)
+            .collect();
+        all.sort_by_key(|(name, _)| *name);
+        all
+    }
+
+    /// Calls of command `id` by [`latency_level`] (not cumulative); `None` before its first.
+    pub fn latency_histogram(&self, id: usize) -> Option<[u64; LATENCY_LEVELS]> {
+        let c = self.commands.get(id)?;
+        let levels = c.levels.each_ref().map(|n| n.load(Ordering::Relaxed));
+        levels.iter().any(|&n| n > 0).then_some(levels)
+    }
+
+    /// [`Self::latency_histogram`] of every command that ran, by name.
+    pub fn latency_histograms(&self) -> Vec<(&'static str, [u64; LATENCY_LEVELS])> {
+        let mut all: Vec<_> = (0..self.names.len())
+            .filter_map(|id| Some((self.names[id], self.latency_histogram(id)?)))
             .collect();
         all.sort_by_key(|(name, _)| *name);
         all
@@ -143,4 +202,39 @@ pub fn metric(out: &mut String, name: &str, kind: &str, help: &str, value: impl 
         out,
         "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_levels_are_redis_hdr_buckets() {
+        let labels: Vec<u64> = (0..LATENCY_LEVELS).map(latency_level_usec).collect();
+        assert_eq!(labels[..10], [1, 2, 4, 8, 16, 33, 66, 132, 264, 528]);
+        assert_eq!(labels[LATENCY_LEVELS - 1], 1_073_741);
+        // Microseconds × 1000 against each level's top (1031 ns, 2063 ns, ...).
+        for (us, level) in [(0, 0), (1, 0), (2, 1), (8, 3), (9, 4), (264, 8), (265, 9)] {
+            assert_eq!(latency_level(us), level, "{us} µs");
+        }
+        assert_eq!(latency_level(541_065), 19);
+        assert_eq!(latency_level(541_066), 20);
+        assert_eq!(latency_level(u64::MAX), LATENCY_LEVELS - 1);
+    }
+
+    #[test]
+    fn each_call_counts_once_at_its_level() {
+        let metrics = Metrics::new(vec!["get", "set"]);
+        assert_eq!(metrics.latency_histogram(0), None);
+        metrics.record(1, Duration::from_micros(3), false);
+        metrics.record(1, Duration::from_micros(3), true);
+        metrics.record(1, Duration::from_millis(2), false);
+        let set = metrics.latency_histogram(1).expect("set ran");
+        assert_eq!(set.iter().sum::<u64>(), 3);
+        assert_eq!(set[latency_level(3)], 2);
+        assert_eq!(set[latency_level(2000)], 1);
+        let all = metrics.latency_histograms();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].0, "set");
+    }
 }
