@@ -8,7 +8,7 @@ mod common_redis;
 use std::time::Duration;
 
 use common_redis::{Frame, RespClient, Server, docdb, render, require_redis};
-use docdb_redis::rdb::{RDB_VERSION, crc64};
+use docdb_redis::rdb::framed;
 use engine::Rng;
 
 /// Sends `args` and returns the reply, failing the test on a connection error.
@@ -48,15 +48,6 @@ fn contents(client: &mut RespClient, key: &[u8]) -> String {
         (_, other) => render(&other),
     };
     format!("{kind}: {value}")
-}
-
-/// A payload around `body` (an RDB type byte and value) with Redis 7.0's footer.
-fn framed(body: &[u8]) -> Vec<u8> {
-    let mut out = body.to_vec();
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = crc64(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
 }
 
 fn hex(text: &str) -> Vec<u8> {
@@ -395,7 +386,7 @@ fn expand(client: &mut RespClient, request: &str) -> Vec<Vec<u8>> {
                 .strip_prefix("{body:")
                 .and_then(|w| w.strip_suffix('}'))
             {
-                framed(&hex(body))
+                framed(hex(body))
             } else {
                 word.as_bytes().to_vec()
             }

@@ -108,11 +108,16 @@ pub fn encode_payload(value: &RdbValue) -> Vec<u8> {
         RdbValue::SortedSet(entries) => enc.sorted_set(entries),
         RdbValue::Hash(pairs) => enc.hash(pairs),
     }
-    let mut out = enc.out;
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = crc64(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
+    framed(enc.out)
+}
+
+/// `body` (an RDB type byte and its value) with the footer DUMP adds: the RDB version and
+/// the CRC-64 of everything before it, both little-endian.
+pub fn framed(mut body: Vec<u8>) -> Vec<u8> {
+    body.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(&body);
+    body.extend_from_slice(&crc.to_le_bytes());
+    body
 }
 
 /// A payload being written, with one LZF hash table for all its strings.
@@ -1142,15 +1147,6 @@ mod tests {
         items.iter().map(|(m, s)| (b(m), *s)).collect()
     }
 
-    /// `body` with a version 10 footer and its CRC (a payload as DUMP frames it).
-    fn framed(body: &[u8]) -> Vec<u8> {
-        let mut out = body.to_vec();
-        out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-        let crc = crc64(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
-    }
-
     /// Collections in one canonical order, to compare contents whatever the payload's order.
     fn canonical(value: RdbValue) -> RdbValue {
         match value {
@@ -1510,7 +1506,7 @@ mod tests {
         // SET_LISTPACK (type 20, Redis 7.2): a, 5; redis-server 7.0 refuses the type.
         let lp = hex("0c00000002008161020501ff");
         let body = [&[TYPE_SET_LISTPACK, lp.len() as u8][..], &lp].concat();
-        let value = decode_payload(&framed(&body)).expect("set listpack");
+        let value = decode_payload(&framed(body)).expect("set listpack");
         assert_eq!(value, RdbValue::Set(strings(&["a", "5"])));
     }
 
@@ -1563,14 +1559,14 @@ mod tests {
             "0005616263",   // a string cut short
             "00c4",         // an unknown string encoding
         ] {
-            let result = decode_payload(&framed(&hex(body)));
+            let result = decode_payload(&framed(hex(body)));
             assert!(
                 matches!(result, Err(RdbError::BadFormat(_))),
                 "{body}: {result:?}"
             );
         }
         assert_eq!(
-            decode_payload(&framed(&hex("0f00"))),
+            decode_payload(&framed(hex("0f00"))),
             Err(RdbError::Unsupported("stream"))
         );
     }
@@ -1582,7 +1578,7 @@ mod tests {
             "0081ffffffffffffffff", // a string of 2^64-1 bytes
             "00c30180ffffffff61",   // LZF claiming 4 GB from one byte
         ] {
-            let result = decode_payload(&framed(&hex(body)));
+            let result = decode_payload(&framed(hex(body)));
             assert!(matches!(result, Err(RdbError::BadFormat(_))), "{body}");
         }
     }
@@ -1592,7 +1588,7 @@ mod tests {
         // redis-server 7.0.15 restores "hello" from this payload.
         let body = hex("000568656c6c6fffff");
         assert_eq!(
-            decode_payload(&framed(&body)),
+            decode_payload(&framed(body)),
             Ok(RdbValue::String(b("hello")))
         );
     }
@@ -1658,7 +1654,7 @@ mod tests {
         #[test]
         fn random_bodies_never_panic(kind in 0u8..24, body: Vec<u8>) {
             // A valid footer, so that the body's decoders run.
-            let _ = decode_payload(&framed(&[&[kind][..], &body].concat()));
+            let _ = decode_payload(&framed([&[kind][..], &body].concat()));
         }
 
         #[test]
@@ -1668,7 +1664,7 @@ mod tests {
             let mut body = payload[..payload.len() - 10].to_vec();
             let at = at % body.len();
             body[at] ^= flip.max(1);
-            let _ = decode_payload(&framed(&body));
+            let _ = decode_payload(&framed(body));
         }
     }
 }
