@@ -4406,6 +4406,16 @@ fn standalone_admin_commands_match_redis() {
         Run(&["CLIENT", "REPLY"], EXACT),
         Run(&["CLIENT", "TRACKINGINFO", "x"], EXACT),
         Run(&["CLIENT", "NOSUCH"], EXACT),
+        Run(&["CLIENT", "no\r\nsuch"], EXACT),
+        Run(&["SLOWLOG", "no\nsuch"], EXACT),
+        Run(
+            &[
+                "SCRIPT",
+                "0123456789012345678901234567890123456789012345678901234567890123456789\
+                 0123456789012345678901234567890123456789012345678901234567890123456789",
+            ],
+            EXACT,
+        ),
         Run(&["CLIENT", "PAUSE", "-1"], EXACT),
         Run(&["CLIENT", "PAUSE", "x"], EXACT),
         Run(&["CLIENT", "PAUSE", "1", "x"], EXACT),

@@ -199,34 +199,10 @@ fn dataset() -> Dataset {
         "z:200",
         "z:long",
     ];
-    let keys = vec![
-        "s:word",
-        "s:empty",
-        "s:int8",
-        "s:int16",
-        "s:int32",
-        "s:int64",
-        "s:zeros",
-        "s:lzf",
-        "s:long",
-        "l:small",
-        "l:nodes",
-        "l:huge",
-        "l:lpushed",
-        "h:small",
-        "h:512",
-        "h:513",
-        "h:64",
-        "h:65",
-        "set:int16",
-        "set:int64",
-        "set:512",
-        "set:513",
-        "set:words",
-        "z:small",
-        "z:200",
-        "z:long",
-    ];
+    // Every key: those above, and those whose payloads differ from Redis's in bytes (element
+    // order, list node splits) but not in contents.
+    let differing = ["l:lpushed", "h:513", "h:65", "set:513", "set:words"];
+    let keys = identical.iter().copied().chain(differing).collect();
     Dataset {
         commands,
         identical,

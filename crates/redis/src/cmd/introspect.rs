@@ -12,7 +12,7 @@ use dockv::KeyEntryValue;
 use engine::{Engine, EngineIterator, IterOptions};
 
 use super::hashes::leaf_bytes;
-use super::{ADMIN, Ctx, READONLY, Spec, help_reply, is, ok, spec};
+use super::{ADMIN, Ctx, READONLY, Spec, error_text, help_reply, is, ok, spec, subcommand};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::latency::{self, DoctorContext, EventSeries, LatencyMonitor};
@@ -58,31 +58,6 @@ const LATENCY_SUBS: &[Sub] = &[
     ("help", 2),
 ];
 
-/// The subcommand in argument 1 of `command`, with its arity checked as Redis 7.0 checks a
-/// subcommand's before running it.
-fn subcommand(args: &[Vec<u8>], command: &str, subs: &[Sub]) -> CmdResult<&'static str> {
-    let Some(&(name, arity)) = subs.iter().find(|(name, _)| is(&args[1], name)) else {
-        return Err(CmdError::err(format!(
-            "unknown subcommand '{}'. Try {} HELP.",
-            error_text(&args[1], 128),
-            command.to_uppercase()
-        )));
-    };
-    let argc = i32::try_from(args.len()).unwrap_or(i32::MAX);
-    if (arity >= 0 && argc != arity) || argc < -arity {
-        return Err(CmdError::err(format!(
-            "wrong number of arguments for '{command}|{name}' command"
-        )));
-    }
-    Ok(name)
-}
-
-/// An argument quoted in an error: cut to `max` bytes, line breaks as spaces (as Redis's
-/// `addReplyErrorFormat` keeps the reply one line).
-fn error_text(arg: &[u8], max: usize) -> String {
-    String::from_utf8_lossy(&arg[..arg.len().min(max)]).replace(['\r', '\n'], " ")
-}
-
 // ---- OBJECT ----
 
 /// Redis 7.0's compiled-in defaults (redis.conf's example says 128 for hashes; the server
@@ -122,7 +97,7 @@ const OBJECT_HELP: &[&str] = &[
 
 /// OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ key, OBJECT HELP. A missing key is nil for each.
 fn object<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let sub = subcommand(ctx.args, "object", OBJECT_SUBS)?;
+    let sub = subcommand("object", OBJECT_SUBS, ctx.arg(1), ctx.args.len())?;
     if sub == "help" {
         return Ok(help_reply(OBJECT_HELP));
     }
@@ -259,7 +234,7 @@ const MEMORY_HELP: &[&str] = &[
 
 /// MEMORY USAGE|STATS|DOCTOR|MALLOC-STATS|PURGE|HELP.
 fn memory<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    match subcommand(ctx.args, "memory", MEMORY_SUBS)? {
+    match subcommand("memory", MEMORY_SUBS, ctx.arg(1), ctx.args.len())? {
         "usage" => memory_usage(ctx),
         "stats" => memory_stats(ctx),
         "doctor" => memory_doctor(ctx),
@@ -501,7 +476,7 @@ const LATENCY_HELP: &[&str] = &[
 /// LATENCY LATEST|HISTORY|RESET|GRAPH|DOCTOR|HISTOGRAM|HELP.
 fn latency<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let monitor = &ctx.core.latency;
-    match subcommand(ctx.args, "latency", LATENCY_SUBS)? {
+    match subcommand("latency", LATENCY_SUBS, ctx.arg(1), ctx.args.len())? {
         "latest" => Ok(latest(monitor)),
         "history" => Ok(history(monitor.event(ctx.arg(2)).unwrap_or_default())),
         "reset" if ctx.args.len() == 2 => Ok(integer(monitor.reset_all() as u64)),
@@ -667,7 +642,10 @@ mod tests {
             Ok(name) => name.to_string(),
             Err(e) => e.to_string(),
         };
-        let check = |words: &[&str]| text(subcommand(&args(words), "memory", MEMORY_SUBS));
+        let check = |words: &[&str]| {
+            let args = args(words);
+            text(subcommand("memory", MEMORY_SUBS, &args[1], args.len()))
+        };
         assert_eq!(check(&["memory", "USAGE", "k"]), "usage");
         assert_eq!(check(&["memory", "usage", "k", "samples", "5"]), "usage");
         assert_eq!(

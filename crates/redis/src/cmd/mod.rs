@@ -663,11 +663,7 @@ pub fn subcommand(
     argc: usize,
 ) -> CmdResult<&'static str> {
     let Some(&(name, arity)) = table.iter().find(|(name, _)| is(sub, name)) else {
-        return Err(CmdError::err(format!(
-            "unknown subcommand '{}'. Try {} HELP.",
-            String::from_utf8_lossy(sub),
-            command.to_ascii_uppercase()
-        )));
+        return Err(unknown_subcommand(sub, command));
     };
     if !arity_fits(arity, argc) {
         return Err(wrong_arity(&format!("{command}|{name}")));
@@ -684,6 +680,22 @@ fn arity_fits(arity: i32, argc: usize) -> bool {
     } else {
         argc >= -arity
     }
+}
+
+/// `ERR unknown subcommand 'x'. Try COMMAND HELP.`, the name cut to 128 bytes as Redis
+/// cuts it.
+pub fn unknown_subcommand(sub: &[u8], command: &str) -> CmdError {
+    CmdError::err(format!(
+        "unknown subcommand '{}'. Try {} HELP.",
+        error_text(sub, 128),
+        command.to_ascii_uppercase()
+    ))
+}
+
+/// An argument quoted in an error: cut to `max` bytes, line breaks as spaces (as Redis's
+/// `addReplyErrorFormat` keeps the reply one line).
+pub fn error_text(arg: &[u8], max: usize) -> String {
+    String::from_utf8_lossy(&arg[..arg.len().min(max)]).replace(['\r', '\n'], " ")
 }
 
 /// Redis's error for a subcommand given more arguments than its own parser takes.

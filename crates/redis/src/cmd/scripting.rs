@@ -334,10 +334,7 @@ fn script_command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             "SCRIPT DEBUG is not supported: docdb has no Lua debugger",
         ));
     }
-    Err(CmdError::err(format!(
-        "unknown subcommand '{}'. Try SCRIPT HELP.",
-        String::from_utf8_lossy(sub)
-    )))
+    Err(super::unknown_subcommand(sub, "script"))
 }
 
 const HELP: &[&str] = &[
@@ -439,10 +436,7 @@ fn function_command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             "FUNCTION DUMP and RESTORE are not supported: load libraries from their code",
         ));
     }
-    Err(CmdError::err(format!(
-        "unknown subcommand '{}'. Try FUNCTION HELP.",
-        String::from_utf8_lossy(sub)
-    )))
+    Err(super::unknown_subcommand(sub, "function"))
 }
 
 /// `FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]`.

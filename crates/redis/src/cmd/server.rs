@@ -11,6 +11,7 @@ use engine::Engine;
 use super::{
     ADMIN, Ctx, NO_AUTH, NO_MULTI, PUBSUB, READONLY, Spec, TXN, bulk_array, bulk_or_null, bulk_set,
     execute_as_of, help_reply, is, keyspec, ok, spec, subcommand, subcommand_syntax,
+    unknown_subcommand,
 };
 use crate::clients::ClientFilter;
 use crate::core::{Core, Fsync};
@@ -327,13 +328,6 @@ fn command_getkeys<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(bulk_array(keys.into_iter().map(|i| request[i].clone())))
 }
 
-fn unknown_subcommand(sub: &[u8], command: &str) -> CmdError {
-    CmdError::err(format!(
-        "unknown subcommand '{}'. Try {command} HELP.",
-        String::from_utf8_lossy(sub)
-    ))
-}
-
 fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let section = ctx.args.get(1).map(|s| s.to_ascii_lowercase());
     let wants = |name: &str| {
@@ -515,7 +509,8 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         "getname" => Ok(bulk_or_null(ctx.session.name.clone())),
         "id" => Ok(Frame::Integer(ctx.session.id as i64)),
-        "setinfo" | "no-evict" if sub == "setinfo" || is_on_off(ctx.arg(2)) => Ok(ok()),
+        "setinfo" => Ok(ok()),
+        "no-evict" if is(ctx.arg(2), "on") || is(ctx.arg(2), "off") => Ok(ok()),
         "info" => {
             let own = ClientFilter {
                 ids: vec![ctx.session.id],
@@ -561,10 +556,6 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         "tracking" => client_tracking(ctx),
         _ => Err(CmdError::Syntax),
     }
-}
-
-fn is_on_off(arg: &[u8]) -> bool {
-    is(arg, "on") || is(arg, "off")
 }
 
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if that client was blocked (it gets its timeout

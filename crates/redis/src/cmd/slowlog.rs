@@ -2,9 +2,7 @@
 
 use engine::Engine;
 
-use super::{
-    ADMIN, Ctx, Spec, bulk_array, help_reply, is, ok, spec, subcommand_syntax, wrong_arity,
-};
+use super::{ADMIN, Ctx, Spec, bulk_array, help_reply, ok, spec, subcommand, subcommand_syntax};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::slowlog::Entry;
@@ -31,45 +29,31 @@ const HELP: &[&str] = &[
 /// SLOWLOG GET's count when none is given.
 const DEFAULT_COUNT: usize = 10;
 
+/// SLOWLOG's subcommands with Redis 7.0's arities (GET's own check then refuses more than
+/// three arguments).
+const SUBCOMMANDS: &[(&str, i32)] = &[("get", -2), ("len", 2), ("reset", 2), ("help", 2)];
+
 fn slowlog<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let sub = ctx.arg(1);
-    let argc = ctx.args.len();
     let log = &ctx.core.slowlog;
-    // Redis's table gives LEN, RESET and HELP exactly two arguments and GET at least two;
-    // GET's own check then refuses more than three.
-    let fixed = |name: &str| {
-        if argc == 2 {
-            Ok(())
-        } else {
-            Err(wrong_arity(&format!("slowlog|{name}")))
+    match subcommand("slowlog", SUBCOMMANDS, ctx.arg(1), ctx.args.len())? {
+        "get" => {
+            if ctx.args.len() > 3 {
+                return Err(subcommand_syntax("SLOWLOG", ctx.arg(1)));
+            }
+            let count = match ctx.args.get(2) {
+                None => Some(DEFAULT_COUNT),
+                Some(arg) => count_arg(arg)?,
+            };
+            Ok(Frame::Array(
+                log.latest(count).into_iter().map(entry_frame).collect(),
+            ))
         }
-    };
-    if is(sub, "get") {
-        if argc > 3 {
-            return Err(subcommand_syntax("SLOWLOG", sub));
+        "len" => Ok(Frame::Integer(log.len() as i64)),
+        "reset" => {
+            log.reset();
+            Ok(ok())
         }
-        let count = match ctx.args.get(2) {
-            None => Some(DEFAULT_COUNT),
-            Some(arg) => count_arg(arg)?,
-        };
-        Ok(Frame::Array(
-            log.latest(count).into_iter().map(entry_frame).collect(),
-        ))
-    } else if is(sub, "len") {
-        fixed("len")?;
-        Ok(Frame::Integer(log.len() as i64))
-    } else if is(sub, "reset") {
-        fixed("reset")?;
-        log.reset();
-        Ok(ok())
-    } else if is(sub, "help") {
-        fixed("help")?;
-        Ok(help_reply(HELP))
-    } else {
-        Err(CmdError::err(format!(
-            "unknown subcommand '{}'. Try SLOWLOG HELP.",
-            String::from_utf8_lossy(sub)
-        )))
+        _ => Ok(help_reply(HELP)),
     }
 }
 
