@@ -25,6 +25,8 @@ pub enum ObjectKind {
     RedisTs,
     /// `)`: Redis list.
     RedisList,
+    /// `*`: Redis stream (a docdb extension).
+    RedisStream,
 }
 
 impl ObjectKind {
@@ -37,6 +39,7 @@ impl ObjectKind {
             PrimitiveValue::RedisSortedSet => ObjectKind::RedisSortedSet,
             PrimitiveValue::RedisTs => ObjectKind::RedisTs,
             PrimitiveValue::RedisList => ObjectKind::RedisList,
+            PrimitiveValue::RedisStream => ObjectKind::RedisStream,
             _ => return None,
         })
     }
@@ -50,6 +53,7 @@ impl ObjectKind {
             ObjectKind::RedisSortedSet => PrimitiveValue::RedisSortedSet,
             ObjectKind::RedisTs => PrimitiveValue::RedisTs,
             ObjectKind::RedisList => PrimitiveValue::RedisList,
+            ObjectKind::RedisStream => PrimitiveValue::RedisStream,
         }
     }
 
@@ -231,7 +235,10 @@ impl SubDocument {
 /// sets, lists and time series as their keys).
 fn delimiters(kind: ObjectKind) -> (&'static str, &'static str, bool) {
     match kind {
-        ObjectKind::Object | ObjectKind::Array | ObjectKind::RedisSortedSet => ("{", "}", false),
+        ObjectKind::Object
+        | ObjectKind::Array
+        | ObjectKind::RedisSortedSet
+        | ObjectKind::RedisStream => ("{", "}", false),
         ObjectKind::RedisSet => ("(", ")", true),
         ObjectKind::RedisList => ("[", "]", true),
         ObjectKind::RedisTs => ("<", ">", true),

@@ -207,6 +207,9 @@ entry_types! {
         RedisSet = 0x28,
         /// `)` 0x29: Redis list root.
         RedisList = 0x29,
+        /// `*` 0x2A: Redis stream root. A docdb extension: YugabyteDB has no streams and
+        /// leaves this byte unused.
+        RedisStream = 0x2A,
         /// `+` 0x2B: Redis time series root.
         RedisTs = 0x2B,
         /// `,` 0x2C: Redis sorted set root.
@@ -290,7 +293,7 @@ impl ValueEntryType {
         use ValueEntryType::*;
         matches!(
             self,
-            Object | RedisTs | RedisSet | RedisSortedSet | RedisList
+            Object | RedisTs | RedisSet | RedisSortedSet | RedisList | RedisStream
         )
     }
 

@@ -206,6 +206,8 @@ pub enum PrimitiveValue {
     RedisTs,
     /// `,`: Redis sorted set root.
     RedisSortedSet,
+    /// `*`: Redis stream root (a docdb extension).
+    RedisStream,
     /// `l`: row lock (intents).
     RowLock,
     /// `z`: packed row V1; the bytes after the `z`.
@@ -251,6 +253,7 @@ impl PrimitiveValue {
             P::RedisList => V::RedisList,
             P::RedisTs => V::RedisTs,
             P::RedisSortedSet => V::RedisSortedSet,
+            P::RedisStream => V::RedisStream,
             P::RowLock => V::RowLock,
             P::PackedRowV1(_) => V::PackedRowV1,
             P::PackedRowV2(_) => V::PackedRowV2,
@@ -332,6 +335,7 @@ impl PrimitiveValue {
             V::RedisList => fixed(body, P::RedisList)?,
             V::RedisTs => fixed(body, P::RedisTs)?,
             V::RedisSortedSet => fixed(body, P::RedisSortedSet)?,
+            V::RedisStream => fixed(body, P::RedisStream)?,
             V::RowLock => fixed(body, P::RowLock)?,
             V::Int32 => P::Int32(i32::from_be_bytes(exact(body, "int32")?)),
             V::Int64 => P::Int64(i64::from_be_bytes(exact(body, "int64")?)),
@@ -444,6 +448,7 @@ impl fmt::Display for PrimitiveValue {
             P::RedisSet => f.write_str("()"),
             P::RedisSortedSet => f.write_str("(->)"),
             P::RedisTs => f.write_str("<>"),
+            P::RedisStream => f.write_str("(*)"),
             P::RowLock => f.write_str("l"),
             P::Jsonb { data, .. } => crate::escape::write_quoted(f, data, '"'),
             P::PackedRowV1(_) | P::PackedRowV2(_) => f.write_str("<PACKED ROW>"),
@@ -576,6 +581,7 @@ mod tests {
             (PrimitiveValue::RedisSortedSet, b",", "(->)"),
             (PrimitiveValue::RedisTs, b"+", "<>"),
             (PrimitiveValue::RedisList, b")", "[]"),
+            (PrimitiveValue::RedisStream, b"*", "(*)"),
             (PrimitiveValue::Null, b"$", "null"),
             (PrimitiveValue::Bool(true), b"T", "true"),
             (

@@ -27,6 +27,7 @@ pub mod server;
 pub mod session;
 pub mod slowlog;
 pub mod store;
+pub mod stream;
 pub mod testkit;
 pub mod tracking;
 

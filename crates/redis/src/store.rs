@@ -53,6 +53,8 @@ pub enum RedisType {
     TimeSeries,
     /// `)`: array indexes → values.
     List,
+    /// `*`: entry ids → fields and values, plus consumer groups ([`crate::stream`]).
+    Stream,
 }
 
 impl RedisType {
@@ -65,6 +67,7 @@ impl RedisType {
             RedisType::SortedSet => "zset",
             RedisType::TimeSeries => "tskey",
             RedisType::List => "list",
+            RedisType::Stream => "stream",
         }
     }
 
@@ -77,6 +80,7 @@ impl RedisType {
             RedisType::SortedSet => PrimitiveValue::RedisSortedSet,
             RedisType::TimeSeries => PrimitiveValue::RedisTs,
             RedisType::List => PrimitiveValue::RedisList,
+            RedisType::Stream => PrimitiveValue::RedisStream,
         })
     }
 
@@ -87,6 +91,7 @@ impl RedisType {
             PrimitiveValue::RedisSortedSet => RedisType::SortedSet,
             PrimitiveValue::RedisTs => RedisType::TimeSeries,
             PrimitiveValue::RedisList => RedisType::List,
+            PrimitiveValue::RedisStream => RedisType::Stream,
             _ => RedisType::String,
         }
     }

@@ -71,6 +71,9 @@ fn read_value<E: Engine>(
                 "DUMP does not support time series (tskey) values",
             ));
         }
+        RedisType::Stream => {
+            return Err(CmdError::err("DUMP does not support stream values yet"));
+        }
     })
 }
 

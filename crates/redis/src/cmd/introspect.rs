@@ -133,6 +133,7 @@ fn encoding<E: Engine>(
         }
         // Not a Redis type: a map ordered by timestamp, as a sorted set's skiplist.
         RedisType::TimeSeries => "skiplist",
+        RedisType::Stream => "stream",
     })
 }
 

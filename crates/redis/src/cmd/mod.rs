@@ -17,6 +17,8 @@ mod server;
 mod sets;
 mod slowlog;
 mod sort;
+mod stream_groups;
+mod streams;
 mod strings;
 mod timeseries;
 mod topology;
@@ -135,6 +137,8 @@ impl<E: Engine> Table<E> {
             .chain(slowlog::specs())
             .chain(topology::specs())
             .chain(introspect::specs())
+            .chain(streams::specs())
+            .chain(stream_groups::specs())
             .enumerate()
         {
             spec.id = id;
