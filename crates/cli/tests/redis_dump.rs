@@ -542,3 +542,497 @@ fn time_series_keys_have_no_payload() {
         other => panic!("DUMP of a time series: {}", render(&other)),
     }
 }
+
+// ---- streams ----
+
+/// Commands that build streams, and which keys Redis DUMPs with docdb's bytes: those
+/// XADDed in id order and never deleted from (Redis keeps deleted entries in their nodes
+/// until a node empties; docdb's DUMP lays the live entries out as XADD would have).
+fn stream_dataset() -> Dataset {
+    let mut rng = Rng::new(11);
+    let mut commands: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut add =
+        |words: &[&str]| commands.push(words.iter().map(|w| w.as_bytes().to_vec()).collect());
+    add(&["XADD", "st:small", "1-1", "f", "v"]);
+    add(&["XADD", "st:small", "1-2", "f", "w"]);
+    add(&["XADD", "st:small", "2-0", "a", "1", "b", "2"]);
+    for i in 1..=250u64 {
+        let (id, name, n) = (
+            format!("{}-{}", 1000 + i / 3, i % 3),
+            format!("n{i}"),
+            (i as i64 * 37 - 500).to_string(),
+        );
+        add(&["XADD", "st:many", &id, "name", &name, "n", &n]);
+    }
+    for i in 1..=11usize {
+        let (id, v, g) = (format!("5-{i}"), "v".repeat(150 * i), i.to_string());
+        add(&["XADD", "st:big", &id, "f", &v, "g", &g]);
+    }
+    let x100 = "x".repeat(100);
+    add(&[
+        "XADD",
+        "st:types",
+        "1-0",
+        "int",
+        "-100000",
+        "neg",
+        "-1",
+        "big",
+        "9223372036854775807",
+        "s",
+        &x100,
+        "e",
+        "",
+        "z",
+        "007",
+    ]);
+    add(&[
+        "XADD",
+        "st:types",
+        "18446744073709551615-18446744073709551614",
+        "int",
+        "1",
+        "neg",
+        "2",
+        "big",
+        "3",
+        "s",
+        "4",
+        "e",
+        "5",
+        "z",
+        "6",
+    ]);
+    add(&["XADD", "st:setid", "3-3", "f", "v"]);
+    add(&[
+        "XSETID",
+        "st:setid",
+        "100-5",
+        "ENTRIESADDED",
+        "77",
+        "MAXDELETEDID",
+        "50-1",
+    ]);
+    add(&["XGROUP", "CREATE", "st:mkstream", "g", "$", "MKSTREAM"]);
+    for i in 1..=5 {
+        add(&["XADD", "st:trimmed", &format!("8-{i}"), "f", &i.to_string()]);
+    }
+    add(&["XTRIM", "st:trimmed", "MAXLEN", "0"]);
+    add(&["XADD", "st:emptied", "8-1", "f", "1"]);
+    add(&["XADD", "st:emptied", "8-2", "f", "2"]);
+    add(&["XDEL", "st:emptied", "8-1", "8-2"]);
+    // Random field sets and value sizes: nodes split by count and by bytes.
+    let mut ms = 1u64;
+    for _ in 0..600 {
+        ms += rng.below(3);
+        let id = format!("{ms}-*");
+        let mut xadd: Vec<String> = vec!["XADD".into(), "st:random".into(), id];
+        let fields = 1 + rng.below(3);
+        for f in 0..fields {
+            let field = if rng.below(4) == 0 {
+                word(&mut rng, 3)
+            } else {
+                format!("f{f}")
+            };
+            let len = match rng.below(10) {
+                0 => 1000 + rng.below(3000) as usize,
+                1..=3 => 0,
+                _ => rng.below(40) as usize,
+            };
+            let value = if rng.below(3) == 0 {
+                (rng.next_u64() as i64 / 7).to_string()
+            } else {
+                word(&mut rng, len)
+            };
+            xadd.push(field);
+            xadd.push(value);
+        }
+        let words: Vec<&str> = xadd.iter().map(String::as_str).collect();
+        add(&words);
+    }
+    // Groups without pending entries: no clock in the payload.
+    for i in 1..=4 {
+        add(&["XADD", "st:groups", &format!("9-{i}"), "f", &i.to_string()]);
+    }
+    add(&["XGROUP", "CREATE", "st:groups", "g1", "0"]);
+    add(&["XGROUP", "CREATE", "st:groups", "123", "$"]);
+    add(&[
+        "XGROUP",
+        "CREATE",
+        "st:groups",
+        "mid",
+        "9-2",
+        "ENTRIESREAD",
+        "2",
+    ]);
+    add(&[
+        "XGROUP",
+        "CREATE",
+        "st:groups",
+        "a-very-long-group-name-that-should-compress-compress",
+        "9-1",
+    ]);
+    // Consumers and pending entries: delivery and seen times come from each server's clock.
+    for i in 1..=6 {
+        add(&[
+            "XADD",
+            "st:pending",
+            &format!("9-{i}"),
+            "f",
+            &i.to_string(),
+            "big",
+            &"x".repeat(70),
+        ]);
+    }
+    add(&["XGROUP", "CREATE", "st:pending", "g1", "0"]);
+    add(&["XGROUP", "CREATE", "st:pending", "g2", "0"]);
+    add(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "st:pending",
+        ">",
+    ]);
+    add(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "bob",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "st:pending",
+        ">",
+    ]);
+    add(&[
+        "XREADGROUP",
+        "GROUP",
+        "g2",
+        "alice",
+        "STREAMS",
+        "st:pending",
+        ">",
+    ]);
+    add(&["XGROUP", "CREATECONSUMER", "st:pending", "g1", "carol"]);
+    add(&["XCLAIM", "st:pending", "g1", "carol", "0", "9-1"]);
+    add(&["XACK", "st:pending", "g2", "9-2", "9-4"]);
+    // Deletions and trims: the same contents, other node layouts.
+    for i in 1..=300 {
+        add(&["XADD", "st:deleted", &format!("7-{i}"), "f", &i.to_string()]);
+    }
+    for i in (1..=300).step_by(7) {
+        add(&["XDEL", "st:deleted", &format!("7-{i}")]);
+    }
+    add(&["XTRIM", "st:deleted", "MINID", "7-150"]);
+    add(&["XGROUP", "CREATE", "st:deleted", "g", "7-200"]);
+    let identical = vec![
+        "st:small",
+        "st:many",
+        "st:big",
+        "st:types",
+        "st:setid",
+        "st:mkstream",
+        "st:trimmed",
+        "st:emptied",
+        "st:random",
+        "st:groups",
+    ];
+    let keys = identical
+        .iter()
+        .copied()
+        .chain(["st:pending", "st:deleted"])
+        .collect();
+    Dataset {
+        commands,
+        identical,
+        keys,
+    }
+}
+
+/// What a stream holds, as both servers report it: XLEN, XINFO STREAM, XINFO STREAM FULL
+/// (every entry, group, pending entry and consumer) and XPENDING of each group.
+fn stream_view(client: &mut RespClient, key: &str) -> Vec<Frame> {
+    let mut view = vec![
+        call(client, &["TYPE", key]),
+        call(client, &["XLEN", key]),
+        call(client, &["XINFO", "STREAM", key]),
+        call(client, &["XINFO", "STREAM", key, "FULL", "COUNT", "0"]),
+    ];
+    let groups = call(client, &["XINFO", "GROUPS", key]);
+    if let Frame::Array(groups) = &groups {
+        for group in groups {
+            if let Frame::Array(fields) = group
+                && let Some(Frame::Bulk(name)) = fields.get(1)
+            {
+                view.push(call(client, &[b"XPENDING", key.as_bytes(), name]));
+            }
+        }
+    }
+    view.push(groups);
+    view
+}
+
+/// `view` with the times that come from a server's clock zeroed: consumers' seen times,
+/// pending entries' delivery times, and XINFO GROUPS' and CONSUMERS' idle times.
+fn without_times(view: Vec<Frame>) -> Vec<Frame> {
+    view.into_iter()
+        .map(|frame| zero_times(frame, None))
+        .collect()
+}
+
+fn zero_times(frame: Frame, key: Option<&str>) -> Frame {
+    let Frame::Array(items) = frame else {
+        return match key {
+            Some("seen-time" | "idle" | "inactive") => Frame::Integer(0),
+            _ => frame,
+        };
+    };
+    if key == Some("pending") {
+        // [id, consumer, delivery time, count] in a group, [id, delivery time, count] in a
+        // consumer.
+        let zeroed = items
+            .into_iter()
+            .map(|entry| match entry {
+                Frame::Array(mut parts) => {
+                    let at = parts.len().saturating_sub(2);
+                    if let Some(time) = parts.get_mut(at) {
+                        *time = Frame::Integer(0);
+                    }
+                    Frame::Array(parts)
+                }
+                other => other,
+            })
+            .collect();
+        return Frame::Array(zeroed);
+    }
+    let mut out = Vec::with_capacity(items.len());
+    let mut previous: Option<String> = None;
+    for item in items {
+        let item = zero_times(item, previous.as_deref());
+        previous = match &item {
+            Frame::Bulk(name) => Some(String::from_utf8_lossy(name).into_owned()),
+            _ => None,
+        };
+        out.push(item);
+    }
+    Frame::Array(out)
+}
+
+/// `view` with XINFO's counts of radix tree keys (nodes of entries) and inner nodes zeroed:
+/// docdb has no radix tree, and XINFO estimates them (not from the node sizes in bytes).
+fn without_tree_nodes(view: Vec<Frame>) -> Vec<Frame> {
+    view.into_iter().map(zero_tree_nodes).collect()
+}
+
+fn zero_tree_nodes(frame: Frame) -> Frame {
+    let Frame::Array(items) = frame else {
+        return frame;
+    };
+    let mut out: Vec<Frame> = Vec::with_capacity(items.len());
+    for item in items {
+        let after_name = matches!(
+            out.last(),
+            Some(Frame::Bulk(name)) if name == b"radix-tree-nodes" || name == b"radix-tree-keys"
+        );
+        out.push(if after_name {
+            Frame::Integer(0)
+        } else {
+            zero_tree_nodes(item)
+        });
+    }
+    Frame::Array(out)
+}
+
+/// Fails with the first reply of `got` that differs from `want`'s.
+fn assert_same_view(got: &[Frame], want: &[Frame], what: &str) {
+    let clip = |frame: Option<&Frame>| {
+        let text = frame.map_or("(none)".into(), render);
+        text.chars().take(3000).collect::<String>()
+    };
+    if let Some(at) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
+        panic!(
+            "{what}: reply {at} differs\n  got:  {}\n  want: {}",
+            clip(got.get(at)),
+            clip(want.get(at))
+        );
+    }
+}
+
+#[test]
+fn stream_payloads_restore_across_servers_with_the_same_contents() {
+    let data = stream_dataset();
+    let (redis, docdb) = (require_redis(&[]), docdb(&[]));
+    let (mut r, mut d) = (load(&redis, &data), load(&docdb, &data));
+    for key in &data.keys {
+        let from_redis = bulk(call(&mut r, &["DUMP", key]), "redis DUMP");
+        let from_docdb = bulk(call(&mut d, &["DUMP", key]), "docdb DUMP");
+        let into = format!("restored:{key}");
+        let ok = Frame::Simple("OK".into());
+        for (name, client, payload) in [
+            ("docdb", &mut d, &from_redis),
+            ("redis", &mut r, &from_docdb),
+        ] {
+            let reply = call(client, &[b"RESTORE", into.as_bytes(), b"0", payload]);
+            assert_eq!(reply, ok, "{name}: RESTORE {key}");
+        }
+        // A payload carries the times: the restored copy is the original, to the millisecond.
+        let view = |c: &mut RespClient, key: &str| without_tree_nodes(stream_view(c, key));
+        let (redis_view, docdb_view) = (view(&mut r, key), view(&mut d, key));
+        let in_docdb = view(&mut d, &into);
+        let in_redis = view(&mut r, &into);
+        assert_same_view(
+            &in_docdb,
+            &redis_view,
+            &format!("{key} from redis into docdb"),
+        );
+        assert_same_view(
+            &in_redis,
+            &docdb_view,
+            &format!("{key} from docdb into redis"),
+        );
+        let (redis_view, docdb_view) = (without_times(redis_view), without_times(docdb_view));
+        assert_same_view(&docdb_view, &redis_view, key);
+    }
+}
+
+#[test]
+fn stream_dumps_are_redis_bytes_where_the_layout_is_shared() {
+    let data = stream_dataset();
+    let (redis, docdb) = (require_redis(&[]), docdb(&[]));
+    let (mut r, mut d) = (load(&redis, &data), load(&docdb, &data));
+    for key in &data.identical {
+        // The second DUMP, as in dumps_are_redis_bytes_where_the_order_is_shared.
+        call(&mut r, &["DUMP", key]);
+        let want = bulk(call(&mut r, &["DUMP", key]), "redis DUMP");
+        let got = bulk(call(&mut d, &["DUMP", key]), "docdb DUMP");
+        assert!(
+            got == want,
+            "{key}: docdb's DUMP differs from Redis's ({} vs {} bytes)",
+            got.len(),
+            want.len()
+        );
+    }
+}
+
+#[test]
+fn redis_stream_payloads_dump_back_unchanged() {
+    // Restored into docdb and DUMPed again, Redis's payload comes back byte for byte:
+    // groups, pending entries and consumers with their times included.
+    let data = stream_dataset();
+    let (redis, docdb) = (require_redis(&[]), docdb(&[]));
+    let mut r = load(&redis, &data);
+    let mut d = docdb.client();
+    for key in data.identical.iter().chain(&["st:pending"]) {
+        call(&mut r, &["DUMP", key]);
+        let payload = bulk(call(&mut r, &["DUMP", key]), "redis DUMP");
+        let restored = call(&mut d, &[b"RESTORE", key.as_bytes(), b"0", &payload]);
+        assert_eq!(restored, Frame::Simple("OK".into()), "{key}");
+        let again = bulk(call(&mut d, &["DUMP", key]), "docdb DUMP");
+        assert!(
+            again == payload,
+            "{key}: {} vs {} bytes",
+            again.len(),
+            payload.len()
+        );
+    }
+}
+
+/// The node (key 1-1, listpack) and state of `XADD 1-1 f v; XADD 1-2 f w; XADD 2-0 a 1 b
+/// 2` as Redis 7.0.15 DUMPs it, to build payloads from.
+const NODE: &str = "10000000000000000100000000000000013d3d000000180003010001010181660200010201000100\
+                    018176020401020100010101817702040100010101dfff020201816102010181620202010801ff";
+const STATE: &str = "0302000101000003";
+
+#[test]
+fn stream_replies_and_errors_are_redis_ones() {
+    let raw_1_1 = "00000000000000010000000000000001";
+    let time_0 = "0000000000000000";
+    // The payload of `s` below, the last byte of its CRC changed (d6 to d7).
+    let bad_crc = format!("1301{NODE}{STATE}000a00e4b63f4c0e7f63d7");
+    let script = vec![
+        "XADD s 1-1 f v".to_string(),
+        "XADD s 1-2 f w".into(),
+        "XADD s 2-0 a 1 b 2".into(),
+        "DUMP s".into(),
+        "XGROUP CREATE s g 0".into(),
+        // BUSYKEY first; REPLACE over a stream and over another type.
+        "RESTORE s 0 {dump:s}".into(),
+        "SET str x".into(),
+        "RESTORE str 0 {dump:s} REPLACE".into(),
+        "TYPE str".into(),
+        "XRANGE str - +".into(),
+        "XINFO GROUPS str".into(),
+        "RESTORE s 0 {dump:str} REPLACE".into(),
+        "TYPE s".into(),
+        "XINFO STREAM str".into(),
+        // A TTL travels with RESTORE, not in the payload.
+        "RESTORE t 100000 {dump:str}".into(),
+        "TTL t".into(),
+        "RESTORE gone 1 {dump:str} ABSTTL".into(),
+        "EXISTS gone".into(),
+        // Damaged payloads: a wrong CRC; a node key not 16 bytes long; an empty listpack;
+        // two nodes under one key; a length without nodes; two groups of one name; a
+        // consumer holding an id its group has not pending; a Redis 7.2 stream (type 21);
+        // cut before the groups; a 6.x stream cut short.
+        format!("RESTORE bad1 0 {{hex:{bad_crc}}}"),
+        format!(
+            "RESTORE bad2 0 {{body:13010f{}{}{STATE}00}}",
+            "00".repeat(15),
+            &NODE[34..]
+        ),
+        format!(
+            "RESTORE bad3 0 {{body:1301{}07070000000000ff000000000000000000}}",
+            &NODE[..34]
+        ),
+        format!("RESTORE bad4 0 {{body:1302{NODE}{NODE}060200010100000600}}"),
+        "RESTORE bad5 0 {body:1300010200000000000100}".into(),
+        format!("RESTORE bad6 0 {{body:1301{NODE}{STATE}020167010100000001670101000000}}"),
+        format!("RESTORE bad7 0 {{body:1301{NODE}{STATE}01016701010000010163{time_0}01{raw_1_1}}}"),
+        format!("RESTORE bad8 0 {{body:1501{NODE}{STATE}00}}"),
+        format!("RESTORE bad9 0 {{body:1301{NODE}{STATE}}}"),
+        format!("RESTORE bad10 0 {{body:0f01{NODE}03}}"),
+        "EXISTS bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9 bad10".into(),
+        // Redis 6.x streams (RDB type 15): no first or deleted id, no entries added, and a
+        // group's entries read estimated from its last id.
+        format!("RESTORE v6 0 {{body:0f01{NODE}03020002016701010000016802000000}}"),
+        "XINFO STREAM v6".into(),
+        "XINFO GROUPS v6".into(),
+        "XRANGE v6 - +".into(),
+        format!("RESTORE v6b 0 {{body:0f01{NODE}03020001016701020000}}"),
+        "XINFO GROUPS v6b".into(),
+    ];
+    let script: Vec<&str> = script.iter().map(String::as_str).collect();
+    lockstep(&script);
+}
+
+#[test]
+fn restore_serves_blocked_stream_readers() {
+    let (redis, docdb) = (require_redis(&[]), docdb(&[]));
+    let mut transcripts = Vec::new();
+    for server in [&redis, &docdb] {
+        let (mut blocked, mut writer) = (server.client(), server.client());
+        call(&mut writer, &["XADD", "src", "5-1", "f", "v"]);
+        let payload = bulk(call(&mut writer, &["DUMP", "src"]), server.name);
+        blocked
+            .send(&["XREAD", "BLOCK", "5000", "STREAMS", "sk", "$"])
+            .expect("send");
+        std::thread::sleep(Duration::from_millis(200));
+        let restored = call(&mut writer, &[&b"RESTORE"[..], b"sk", b"0", &payload]);
+        let served = blocked.reply_within(Duration::from_secs(5)).expect("reply");
+        transcripts.push(format!(
+            "{} / {}",
+            render(&restored),
+            served.as_ref().map_or("(no reply)".into(), render)
+        ));
+    }
+    assert!(
+        transcripts[0].contains(r#""5-1""#),
+        "redis: {}",
+        transcripts[0]
+    );
+    assert_eq!(transcripts[1], transcripts[0], "docdb vs redis");
+}

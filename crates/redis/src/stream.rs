@@ -7,6 +7,7 @@
 //! | subkey | value |
 //! |---|---|
 //! | `%` | the stream's state, [`Meta`] |
+//! | `UInt32(0)` | the front: no live entry has a smaller id (a [`StreamId`]; `0-0` when absent) |
 //! | `<ms seq>` (a frozen pair of `UInt64`s: entry ids sort as Redis orders them) | an entry's field/value pairs ([`encode_fields`]) |
 //! | `UInt32(1)`, group name | a consumer group's state, [`Group`] |
 //! | `UInt32(2)`, group name, `<ms seq>` | an entry pending in that group, [`Pending`] |
@@ -15,6 +16,12 @@
 //! Each record is a string of fixed-width big-endian fields; the decoders refuse anything else
 //! with an error rather than a panic. XADD writes one entry and the state; XGROUP DESTROY is
 //! three tombstones.
+//!
+//! Trimming and XDEL leave tombstones at the front of the entries, which a read from the
+//! first id would otherwise step over one by one until compaction drops them (not before the
+//! history DOCDB.ASOF reads is past): [`StreamReads::entries`] starts at the front instead.
+//! The commands that delete the first entries move the front up ([`StreamWrites::set_front`]);
+//! XSETID moves it back down when it lets smaller ids in.
 
 use std::fmt;
 
@@ -139,11 +146,13 @@ pub fn invalid_id() -> CmdError {
 }
 
 /// Reads an id argument as Redis's `streamGenericParseIDOrReply` does: `ms-seq` with both
-/// parts unsigned 64-bit decimal numbers (no sign, no spaces), or the forms `syntax` allows.
+/// parts unsigned 64-bit numbers as `string2ull` reads them ([`parse_u64`]), or the forms
+/// `syntax` allows. Redis reads the argument as a C string: it ends at its first NUL byte.
 pub fn parse_id(arg: &[u8], syntax: IdSyntax) -> CmdResult<ParsedId> {
     if arg.len() > 127 {
         return Err(invalid_id());
     }
+    let arg = c_string(arg);
     if syntax.special {
         match arg {
             b"-" => return Ok(ParsedId::Exact(StreamId::MIN)),
@@ -164,12 +173,44 @@ pub fn parse_id(arg: &[u8], syntax: IdSyntax) -> CmdResult<ParsedId> {
     Ok(ParsedId::Exact(StreamId::new(ms, seq)))
 }
 
-/// An unsigned decimal as Redis's `string2ull` reads it: digits only, within 64 bits.
-fn parse_u64(digits: &[u8]) -> Option<u64> {
+/// `arg` up to its first NUL byte, as C's string functions see it.
+pub fn c_string(arg: &[u8]) -> &[u8] {
+    arg.iter()
+        .position(|&b| b == 0)
+        .map_or(arg, |nul| &arg[..nul])
+}
+
+/// An unsigned number as Redis's `string2ull` reads it: an integer in `string2ll`'s strict
+/// form (a negative one refused), or else whatever C's `strtoull` reads whole in base 10:
+/// leading white space, an optional `+` or `-` (which negates modulo 2^64), digits, within
+/// 64 bits. So ` 5`, `+5` and `007` are 5, and ` -1` is 2^64 - 1.
+fn parse_u64(text: &[u8]) -> Option<u64> {
+    if let Some(n) = crate::number::parse_i64(text) {
+        return u64::try_from(n).ok();
+    }
+    // C's `isspace`: Rust's ASCII white space and the vertical tab.
+    let start = text
+        .iter()
+        .position(|&b| !(b.is_ascii_whitespace() || b == 0x0b))
+        .unwrap_or(text.len());
+    let rest = &text[start..];
+    let (negative, digits) = match rest.split_first() {
+        Some((b'-', digits)) => (true, digits),
+        Some((b'+', digits)) => (false, digits),
+        _ => (false, rest),
+    };
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    std::str::from_utf8(digits).ok()?.parse().ok()
+    let mut value: u64 = 0;
+    for &d in digits {
+        value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
 }
 
 /// A stream's state, kept at its `%` subkey.
@@ -391,6 +432,11 @@ fn group_part(dk: &[u8], part: GroupPart, group: &[u8]) -> Vec<u8> {
     )
 }
 
+/// The path of the stream's front ([`StreamWrites::set_front`]).
+pub fn front_path(dk: &[u8]) -> Vec<u8> {
+    store::path(dk, &[KeyEntryValue::uint32(0)])
+}
+
 /// The path of the stream's state.
 pub fn meta_path(dk: &[u8]) -> Vec<u8> {
     store::path(dk, &[KeyEntryValue::Counter])
@@ -504,6 +550,11 @@ impl<'r, 's, 'c, E: Engine> StreamReads<'r, 's, 'c, E> {
         if from > to || limit == Some(0) {
             return Ok(Vec::new());
         }
+        // Past the tombstones in front of the first entry.
+        let from = from.max(self.front()?);
+        if from > to {
+            return Ok(Vec::new());
+        }
         let range = id_range(from, to, reverse, limit);
         let mut out = Vec::new();
         for (subkey, doc) in self.reads.children(self.dk, &range)? {
@@ -525,9 +576,21 @@ impl<'r, 's, 'c, E: Engine> StreamReads<'r, 's, 'c, E> {
         }
     }
 
+    /// The stream's front: no live entry has a smaller id (`0-0` when none was recorded).
+    pub fn front(&mut self) -> CmdResult<StreamId> {
+        match self.reads.child_record(&front_path(self.dk))? {
+            Some(record) => {
+                let bytes = string_payload(record.payload, "stream front")?;
+                StreamId::read(&mut Fields::exact(&bytes, 16, "stream front")?)
+            }
+            None => Ok(StreamId::MIN),
+        }
+    }
+
     /// The first (or, `last`, the last) entry's id, if the stream has entries.
     pub fn edge_id(&mut self, last: bool) -> CmdResult<Option<StreamId>> {
-        let range = id_range(StreamId::MIN, StreamId::MAX, last, Some(1));
+        let from = if last { StreamId::MIN } else { self.front()? };
+        let range = id_range(from, StreamId::MAX, last, Some(1));
         Ok(self
             .reads
             .children(self.dk, &range)?
@@ -658,6 +721,14 @@ impl<'b, 'w, E: Engine> StreamWrites<'b, 'w, E> {
         Ok(())
     }
 
+    /// Records that no live entry has an id below `front` (after the first entries were
+    /// deleted; or, to let smaller ids in again, a lower one).
+    pub fn set_front(&mut self, front: StreamId) -> CmdResult<()> {
+        let mut bytes = Vec::with_capacity(16);
+        front.write(&mut bytes);
+        self.put(front_path(self.dk), bytes)
+    }
+
     /// Sets the stream's state.
     pub fn set_meta(&mut self, meta: &Meta) -> CmdResult<()> {
         self.put(meta_path(self.dk), meta.encode())
@@ -745,6 +816,13 @@ mod tests {
             parse(b"18446744073709551615-18446744073709551615", XADD),
             exact(u64::MAX, u64::MAX)
         );
+        // As `string2ull` reads numbers: C's `strtoull` after a strict `string2ll`.
+        assert_eq!(parse(b"+5", XADD), exact(5, 0));
+        assert_eq!(parse(b" \t\x0b5-+2", XADD), exact(5, 2));
+        assert_eq!(parse(b"007-00", XADD), exact(7, 0));
+        assert_eq!(parse(b"5- -5", XADD), exact(5, u64::MAX - 4));
+        assert_eq!(parse(b"5--0", XADD), exact(5, 0));
+        assert_eq!(parse(b"9-*\0junk", XADD), Ok(ParsedId::AutoSeq(9)));
         assert_eq!(parse(b"-", RANGE_START), exact(0, 0));
         assert_eq!(parse(b"+", RANGE_START), exact(u64::MAX, u64::MAX));
         for bad in [
@@ -753,9 +831,11 @@ mod tests {
             b"",
             b"5-",
             b"-5",
-            b"+5",
-            b" 5",
+            b" ",
+            b"5 ",
+            b"5--1",
             b"5-3-1",
+            b"5-0x1",
             b"5-x",
             b"18446744073709551616",
             b"5-*",

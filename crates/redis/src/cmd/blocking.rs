@@ -117,18 +117,33 @@ fn blocking<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
     }
     let keys = waited_keys(ctx.args, multi.as_ref());
-    let (core, iters, request) = (ctx.core, ctx.iters, ctx.args);
+    let request = ctx.args.to_vec();
+    block_unless_ready(ctx, request, keys, timeout)
+}
+
+/// Answers `request` now if its non-blocking form has something ([`attempt`]); otherwise
+/// blocks the client on `keys` until a write to one of them lets the form answer, or until
+/// `timeout` (`None`: for ever) passes, when it gets a null array. Inside EXEC it answers the
+/// null array at once, as Redis does. XREAD and XREADGROUP pass their non-blocking form
+/// (BLOCK left out, `$` resolved to the stream's last id) as `request`.
+pub(super) fn block_unless_ready<E: Engine>(
+    ctx: &mut Ctx<'_, '_, E>,
+    request: Vec<Vec<u8>>,
+    keys: Vec<Vec<u8>>,
+    timeout: Option<Duration>,
+) -> CmdResult<Frame> {
+    let (core, iters) = (ctx.core, ctx.iters);
     let session = &mut *ctx.session;
     // Under the writer lock: a push either lands before this attempt or serves the block.
     core.store
         .docdb()
         .write_now(|_| {
-            Ok(match attempt(core, session, iters, request, &keys) {
+            Ok(match attempt(core, session, iters, &request, &keys) {
                 Ok(None) if !session.in_exec => {
                     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
                     let wait = core.blocking.lock().block(
                         session,
-                        request.to_vec(),
+                        request,
                         keys,
                         deadline,
                         Frame::NullArray,
@@ -156,6 +171,16 @@ fn attempt<'c, E: Engine>(
     keys: &[Vec<u8>],
 ) -> CmdResult<Option<Frame>> {
     let name = &request[0];
+    if is(name, "xread") || is(name, "xreadgroup") {
+        // Kept in its non-blocking form: its handler's null reply means nothing new yet.
+        return Ok(match call(core, session, iters, request) {
+            Ok(Frame::NullArray | Frame::Null) => None,
+            // A key that is no longer a stream leaves XREAD blocked, as in Redis 7.0.
+            Err(CmdError::WrongType) if is(name, "xread") => None,
+            Ok(reply) => Some(reply),
+            Err(e) => return Err(e),
+        });
+    }
     if let Some(args) = multi_pop(request) {
         // LMPOP or ZMPOP on the keys given, with the request's end and count.
         let args = args?;

@@ -1,5 +1,7 @@
 //! DUMP and RESTORE: a key's value as Redis's serialized payload (see `crate::rdb`).
 
+use std::collections::HashSet;
+
 use docdb::DocWriteBatch;
 use docdb::reader::ChildRange;
 use dockv::HybridTime;
@@ -14,8 +16,9 @@ use super::{Ctx, READONLY, Spec, WRITE, is, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::int_arg;
-use crate::rdb::{self, RdbValue};
+use crate::rdb::{self, RdbConsumer, RdbGroup, RdbPending, RdbStream, RdbValue};
 use crate::store::{KeyInfo, Reads, RedisType};
+use crate::stream::{Consumer, Group, Meta, Pending, StreamId, StreamReads, StreamWrites};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -71,10 +74,87 @@ fn read_value<E: Engine>(
                 "DUMP does not support time series (tskey) values",
             ));
         }
-        RedisType::Stream => {
-            return Err(CmdError::err("DUMP does not support stream values yet"));
-        }
+        RedisType::Stream => RdbValue::Stream(read_stream(r, dk)?),
     })
+}
+
+/// The stream at `dk`: its entries, state and groups.
+fn read_stream<E: Engine>(r: &mut Reads<'_, '_, E>, dk: &[u8]) -> CmdResult<RdbStream> {
+    let mut s = StreamReads::new(r, dk);
+    let meta = s.meta()?;
+    let entries: Vec<_> = s
+        .entries(StreamId::MIN, StreamId::MAX, false, None)?
+        .into_iter()
+        .map(|(id, flat)| (id, pairs_of(flat)))
+        .collect();
+    let mut groups = Vec::new();
+    for (name, group) in s.groups()? {
+        let pending = s.pending(&name, StreamId::MIN, StreamId::MAX, false, None)?;
+        let consumers = s.consumers(&name)?;
+        groups.push(rdb_group(name, group, pending, consumers));
+    }
+    Ok(RdbStream {
+        length: entries.len() as u64,
+        last_id: meta.last_id,
+        // What Redis keeps: the first entry's id, 0-0 once there is none.
+        first_id: entries.first().map_or(StreamId::MIN, |(id, _)| *id),
+        max_deleted_id: meta.max_deleted_id,
+        entries_added: meta.entries_added,
+        entries,
+        groups,
+    })
+}
+
+/// A flat `field value ...` list as pairs.
+fn pairs_of(flat: Vec<Vec<u8>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut items = flat.into_iter();
+    let mut pairs = Vec::new();
+    while let (Some(field), Some(value)) = (items.next(), items.next()) {
+        pairs.push((field, value));
+    }
+    pairs
+}
+
+/// A group as a payload carries it. A consumer that holds a pending entry is always
+/// among the group's consumers, even if its own record is missing.
+fn rdb_group(
+    name: Vec<u8>,
+    group: Group,
+    pending: Vec<(StreamId, Pending)>,
+    consumers: Vec<(Vec<u8>, Consumer)>,
+) -> RdbGroup {
+    let mut consumers: Vec<RdbConsumer> = consumers
+        .into_iter()
+        .map(|(name, c)| RdbConsumer {
+            name,
+            seen_time: c.seen_time,
+        })
+        .collect();
+    let mut known: HashSet<Vec<u8>> = consumers.iter().map(|c| c.name.clone()).collect();
+    let pending: Vec<RdbPending> = pending
+        .into_iter()
+        .map(|(id, p)| RdbPending {
+            id,
+            delivery_time: p.delivery_time,
+            delivery_count: p.delivery_count,
+            consumer: p.consumer,
+        })
+        .collect();
+    for p in &pending {
+        if known.insert(p.consumer.clone()) {
+            consumers.push(RdbConsumer {
+                name: p.consumer.clone(),
+                seen_time: p.delivery_time,
+            });
+        }
+    }
+    RdbGroup {
+        name,
+        last_id: group.last_delivered,
+        entries_read: group.entries_read,
+        pending,
+        consumers,
+    }
 }
 
 /// RESTORE's options after the payload.
@@ -206,6 +286,7 @@ fn write_value<E: Engine>(
                 .map(|(f, v)| (f, PrimitiveValue::String(v)));
             write_members(ctx, batch, dk, ht, RedisType::Hash, pairs)?;
         }
+        RdbValue::Stream(stream) => write_stream(ctx, batch, dk, ht, stream)?,
     }
     if ttl.is_some() {
         batch.expire_encoded(dk.to_vec(), ttl)?;
@@ -225,6 +306,51 @@ fn write_members<E: Engine>(
     replace_root(ctx, batch, dk, ht, kind, false)?;
     for (name, value) in members {
         batch.set_encoded_path(member_path(dk, &name), Value::new(value))?;
+    }
+    Ok(())
+}
+
+/// A new stream at `dk`: its root, state, entries, then each group with its pending entries
+/// and consumers. The first id is not kept: docdb finds the first entry.
+fn write_stream<E: Engine>(
+    ctx: &Ctx<'_, '_, E>,
+    batch: &mut DocWriteBatch<'_, E>,
+    dk: &[u8],
+    ht: HybridTime,
+    stream: RdbStream,
+) -> CmdResult<()> {
+    replace_root(ctx, batch, dk, ht, RedisType::Stream, false)?;
+    let mut w = StreamWrites::new(batch, dk);
+    w.set_meta(&Meta {
+        length: stream.length,
+        last_id: stream.last_id,
+        max_deleted_id: stream.max_deleted_id,
+        entries_added: stream.entries_added,
+    })?;
+    for (id, pairs) in stream.entries {
+        let flat: Vec<Vec<u8>> = pairs.into_iter().flat_map(|(f, v)| [f, v]).collect();
+        w.put_entry(id, &flat)?;
+    }
+    for group in stream.groups {
+        let state = Group {
+            last_delivered: group.last_id,
+            entries_read: group.entries_read,
+        };
+        w.set_group(&group.name, &state)?;
+        for p in group.pending {
+            let pending = Pending {
+                consumer: p.consumer,
+                delivery_time: p.delivery_time,
+                delivery_count: p.delivery_count,
+            };
+            w.set_pending(&group.name, p.id, &pending)?;
+        }
+        for c in group.consumers {
+            let consumer = Consumer {
+                seen_time: c.seen_time,
+            };
+            w.set_consumer(&group.name, &c.name, &consumer)?;
+        }
     }
     Ok(())
 }

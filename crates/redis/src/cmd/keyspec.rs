@@ -25,6 +25,10 @@ const MOVABLE: &[&str] = &[
     "sintercard",
     "sort",
     "sort_ro",
+    "xgroup",
+    "xinfo",
+    "xread",
+    "xreadgroup",
     "zdiff",
     "zdiffstore",
     "zinter",
@@ -48,14 +52,51 @@ const NO_MANDATORY_KEYS: &[&str] = &[
 /// COMMAND GETKEYS: the positions of the keys of `args`, a request to `spec` whose arity is
 /// already checked, with Redis's errors for a command without keys or invalid key counts.
 pub fn getkeys<E: Engine>(spec: &Spec<E>, args: &[Vec<u8>]) -> CmdResult<Vec<usize>> {
+    let no_keys = || CmdError::err("The command has no key arguments");
     if spec.first_key == 0 && !MOVABLE.contains(&spec.name) {
-        return Err(CmdError::err("The command has no key arguments"));
+        return Err(no_keys());
+    }
+    if let Some(&(_, subcommands)) = STREAM_SUBCOMMANDS.iter().find(|c| c.0 == spec.name) {
+        // Redis looks the subcommand up as a command of its own.
+        let sub = &args[1];
+        let Some(&(name, arity)) = subcommands.iter().find(|(name, _)| is(sub, name)) else {
+            return Err(CmdError::err("Invalid command specified"));
+        };
+        if name == "help" {
+            return Err(no_keys());
+        }
+        let argc = args.len() as i32;
+        if (arity >= 0 && argc != arity) || argc < arity.abs() {
+            return Err(CmdError::err(
+                "Invalid number of arguments specified for command",
+            ));
+        }
     }
     match key_positions(spec, args) {
         Some(keys) if !keys.is_empty() || NO_MANDATORY_KEYS.contains(&spec.name) => Ok(keys),
         _ => Err(CmdError::err("Invalid arguments specified for command")),
     }
 }
+
+/// The subcommands of XGROUP and XINFO with Redis 7.0's arities (the command's name
+/// counted): each names its key after the subcommand, HELP aside.
+const STREAM_SUBCOMMANDS: &[(&str, &[(&str, i32)])] = &[
+    (
+        "xgroup",
+        &[
+            ("create", -5),
+            ("setid", -5),
+            ("destroy", 4),
+            ("createconsumer", 5),
+            ("delconsumer", 5),
+            ("help", 2),
+        ],
+    ),
+    (
+        "xinfo",
+        &[("stream", -3), ("groups", 3), ("consumers", 4), ("help", 2)],
+    ),
+];
 
 /// Commands whose keys are a range of arguments rather than the one at `first_key`:
 /// Redis's (first, last, step), a negative last counting from the end.
@@ -140,8 +181,12 @@ pub fn key_positions<E: Engine>(spec: &Spec<E>, args: &[Vec<u8>]) -> Option<Vec<
                 .map(|i| i + 1);
             std::iter::once(1).chain(stored).collect()
         }
-        // OBJECT and MEMORY USAGE name their key after the subcommand.
-        "object" | "memory" if argc > 2 && !is(&args[1], "help") => vec![2],
+        // OBJECT, MEMORY USAGE, XGROUP and XINFO name their key after the subcommand.
+        "object" | "memory" | "xgroup" | "xinfo" if argc > 2 && !is(&args[1], "help") => {
+            vec![2]
+        }
+        "xread" => streams_keys(args, 1)?,
+        "xreadgroup" => streams_keys(args, 4)?,
         _ => {
             let (first, last, step) = key_range(spec);
             if first == 0 {
@@ -155,6 +200,17 @@ pub fn key_positions<E: Engine>(spec: &Spec<E>, args: &[Vec<u8>]) -> Option<Vec<
                 .collect()
         }
     })
+}
+
+/// XREAD's and XREADGROUP's keys, as Redis 7.0's key spec finds them: the first STREAMS
+/// from argument `from` on (the last argument is not looked at), then the first half of
+/// what follows it; `None` when there is no such STREAMS or nothing follows it but one
+/// argument.
+fn streams_keys(args: &[Vec<u8>], from: usize) -> Option<Vec<usize>> {
+    let at = (from..args.len().saturating_sub(1)).find(|&i| is(&args[i], "streams"))?;
+    let first = at + 1;
+    let count = (args.len() - first) / 2;
+    (count > 0).then(|| (first..first + count).collect())
 }
 
 /// The keys after a key count at `at`: `None` unless it is a positive integer within what

@@ -170,6 +170,12 @@ impl Scripts {
         self.flags.busy.load(Ordering::SeqCst)
     }
 
+    /// A script is running (scripts run one at a time, holding the database's writer: a
+    /// session inside EXEC while one runs is that script's own, as XREAD BLOCK checks).
+    pub fn running(&self) -> bool {
+        self.flags.running.load(Ordering::SeqCst)
+    }
+
     /// SCRIPT KILL: `Err` with Redis's reply when there is nothing it may stop.
     pub fn kill(&self) -> Result<(), String> {
         if !self.flags.running.load(Ordering::SeqCst) {
