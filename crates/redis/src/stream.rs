@@ -145,6 +145,56 @@ pub fn invalid_id() -> CmdError {
     CmdError::err("Invalid stream ID specified as stream command argument")
 }
 
+/// Redis's `streamParseStrictIDOrReply`: no `-`, `+` or `ms-*`; `ms` alone is `ms-0`.
+pub const STRICT: IdSyntax = IdSyntax {
+    missing_seq: Some(0),
+    special: false,
+    auto_seq: false,
+};
+
+/// An id argument that must be an exact id in `syntax` (never `ms-*`).
+pub fn exact_id(arg: &[u8], syntax: IdSyntax) -> CmdResult<StreamId> {
+    match parse_id(arg, syntax)? {
+        ParsedId::Exact(id) => Ok(id),
+        ParsedId::AutoSeq(_) => Err(invalid_id()),
+    }
+}
+
+/// One bound of a range (XRANGE, XREVRANGE, XPENDING, XAUTOCLAIM) as Redis's
+/// `streamParseIntervalIDOrReply` reads it, made inclusive: `-`, `+`, `ms` (the missing
+/// sequence is 0 for the start, the largest for the end), `ms-seq`, or `(` and a strict id
+/// for an exclusive bound, stepped past. `end` says which bound it is.
+pub fn range_bound(arg: &[u8], end: bool) -> CmdResult<StreamId> {
+    let missing_seq = Some(if end { u64::MAX } else { 0 });
+    if let [b'(', strict @ ..] = arg
+        && !strict.is_empty()
+    {
+        let id = exact_id(
+            strict,
+            IdSyntax {
+                missing_seq,
+                ..STRICT
+            },
+        )?;
+        let stepped = if end { id.prev() } else { id.next() };
+        return stepped.ok_or_else(|| {
+            CmdError::err(if end {
+                "invalid end ID for the interval"
+            } else {
+                "invalid start ID for the interval"
+            })
+        });
+    }
+    exact_id(
+        arg,
+        IdSyntax {
+            missing_seq,
+            special: true,
+            auto_seq: false,
+        },
+    )
+}
+
 /// Reads an id argument as Redis's `streamGenericParseIDOrReply` does: `ms-seq` with both
 /// parts unsigned 64-bit numbers as `string2ull` reads them ([`parse_u64`]), or the forms
 /// `syntax` allows. Redis reads the argument as a C string: it ends at its first NUL byte.
@@ -858,6 +908,42 @@ mod tests {
             ..XADD
         };
         assert_eq!(parse(b"5", no_missing), invalid());
+    }
+
+    fn bound(arg: &str, end: bool) -> Result<StreamId, String> {
+        range_bound(arg.as_bytes(), end).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn range_bounds_read_as_redis_reads_them() {
+        let id = |ms, seq| Ok(StreamId::new(ms, seq));
+        assert_eq!(bound("-", false), id(0, 0));
+        assert_eq!(bound("+", true), id(u64::MAX, u64::MAX));
+        assert_eq!(bound("+", false), id(u64::MAX, u64::MAX));
+        assert_eq!(bound("5", false), id(5, 0));
+        assert_eq!(bound("5", true), id(5, u64::MAX));
+        assert_eq!(bound("5-3", true), id(5, 3));
+        // Exclusive bounds step past the id.
+        assert_eq!(bound("(5-3", false), id(5, 4));
+        assert_eq!(bound("(5-3", true), id(5, 2));
+        assert_eq!(bound("(5", false), id(5, 1));
+        assert_eq!(bound("(5", true), id(5, u64::MAX - 1));
+        assert_eq!(bound("(5-0", true), id(4, u64::MAX));
+        assert_eq!(bound("(5-18446744073709551615", false), id(6, 0));
+        let invalid = Err(invalid_id().to_string());
+        for bad in ["(-", "(+", "(", "x", "5-", "(5-*", "5-*", "(x"] {
+            assert_eq!(bound(bad, false), invalid, "{bad}");
+            assert_eq!(bound(bad, true), invalid, "{bad}");
+        }
+        assert_eq!(
+            bound("(18446744073709551615-18446744073709551615", false),
+            Err("ERR invalid start ID for the interval".into())
+        );
+        assert_eq!(
+            bound("(0-0", true),
+            Err("ERR invalid end ID for the interval".into())
+        );
+        assert_eq!(bound("(0", true), Ok(StreamId::new(0, u64::MAX - 1)));
     }
 
     #[test]

@@ -27,17 +27,18 @@ use dockv::HybridTime;
 use engine::Engine;
 
 use super::blocking::block_unless_ready;
+use super::streams::{block_timeout, entry_frame, streams_reply};
 use super::{
     BLOCKS, Ctx, READONLY, Spec, WRITE, bulk_array, error_text, help_reply, is, ok, spec,
     subcommand, subcommand_syntax,
 };
 use crate::error::{CmdError, CmdResult};
-use crate::frame::{Frame, Protocol};
+use crate::frame::Frame;
 use crate::number::{int_arg, parse_i64};
 use crate::store::RedisType;
 use crate::stream::{
-    Consumer, Group, IdSyntax, Meta, ParsedId, Pending, StreamId, StreamReads, StreamWrites,
-    invalid_id, parse_id,
+    Consumer, Group, IdSyntax, Meta, Pending, STRICT, StreamId, StreamReads, StreamWrites,
+    exact_id, range_bound,
 };
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
@@ -58,56 +59,6 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
 // ---------------------------------------------------------------------------------------
 // Ids, times and replies.
 
-/// Redis's `streamParseStrictIDOrReply`: no `-` or `+`; `ms` alone is `ms-0`.
-const STRICT: IdSyntax = IdSyntax {
-    missing_seq: Some(0),
-    special: false,
-    auto_seq: false,
-};
-
-/// An exact id argument read with `syntax`.
-fn exact_id(arg: &[u8], syntax: IdSyntax) -> CmdResult<StreamId> {
-    match parse_id(arg, syntax)? {
-        ParsedId::Exact(id) => Ok(id),
-        ParsedId::AutoSeq(_) => Err(invalid_id()),
-    }
-}
-
-/// One end of an XPENDING or XAUTOCLAIM range as Redis's `streamParseIntervalIDOrReply`
-/// reads it: `(id` (strict) excludes `id`; otherwise `-`, `+` or an id, `ms` alone taking
-/// `missing_seq`. Returns the id and whether it is excluded.
-fn interval_id(arg: &[u8], missing_seq: u64) -> CmdResult<(StreamId, bool)> {
-    let syntax = |special| IdSyntax {
-        missing_seq: Some(missing_seq),
-        special,
-        auto_seq: false,
-    };
-    match arg {
-        [b'(', rest @ ..] if !rest.is_empty() => Ok((exact_id(rest, syntax(false))?, true)),
-        _ => Ok((exact_id(arg, syntax(true))?, false)),
-    }
-}
-
-/// The first id of a range (`(id` is the one after it).
-fn range_start(arg: &[u8]) -> CmdResult<StreamId> {
-    match interval_id(arg, 0)? {
-        (id, false) => Ok(id),
-        (id, true) => id
-            .next()
-            .ok_or_else(|| CmdError::err("invalid start ID for the interval")),
-    }
-}
-
-/// The last id of a range (`(id` is the one before it).
-fn range_end(arg: &[u8]) -> CmdResult<StreamId> {
-    match interval_id(arg, u64::MAX)? {
-        (id, false) => Ok(id),
-        (id, true) => id
-            .prev()
-            .ok_or_else(|| CmdError::err("invalid end ID for the interval")),
-    }
-}
-
 /// Unix milliseconds of a hybrid time (Redis's `mstime()` for the command).
 fn unix_ms(ht: HybridTime) -> u64 {
     ht.physical_micros() / 1000
@@ -120,11 +71,6 @@ fn elapsed(now: u64, then: u64) -> i64 {
 
 fn id_frame(id: StreamId) -> Frame {
     Frame::Bulk(id.to_bytes())
-}
-
-/// An entry as XRANGE replies with it: its id, then its fields and values.
-fn entry_frame(id: StreamId, fields: Vec<Vec<u8>>) -> Frame {
-    Frame::Array(vec![id_frame(id), bulk_array(fields)])
 }
 
 /// An argument quoted in an error as Redis's `%s` quotes it: up to its first NUL byte, on
@@ -485,17 +431,6 @@ struct ReadGroupArgs {
 const UNBALANCED: &str =
     "Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
 
-/// BLOCK's milliseconds (0: for ever), as Redis's `getTimeoutFromObjectOrReply` reads them.
-fn block_timeout(arg: &[u8]) -> CmdResult<Option<Duration>> {
-    let ms =
-        parse_i64(arg).ok_or_else(|| CmdError::err("timeout is not an integer or out of range"))?;
-    match ms {
-        ..0 => Err(CmdError::err("timeout is negative")),
-        0 => Ok(None),
-        ms => Ok(Some(Duration::from_millis(ms as u64))),
-    }
-}
-
 /// Reads XREADGROUP's options from argument `from` up to STREAMS. A script may not use
 /// BLOCK (`in_script`), as in Redis.
 fn parse_readgroup(args: &[Vec<u8>], from: usize, in_script: bool) -> CmdResult<ReadGroupArgs> {
@@ -694,28 +629,6 @@ fn read_groups<E: Engine>(
         let added = targets.iter().map(|t| t.added).collect();
         Ok((streams_reply(served, ctx.session.protocol), added))
     })?
-}
-
-/// XREAD's and XREADGROUP's reply: per stream served, its name and entries (a map in
-/// RESP3); a null array when none was.
-fn streams_reply(served: Vec<(Vec<u8>, Vec<Frame>)>, protocol: Protocol) -> Frame {
-    if served.is_empty() {
-        return Frame::NullArray;
-    }
-    match protocol {
-        Protocol::Resp3 => Frame::Map(
-            served
-                .into_iter()
-                .map(|(key, entries)| (Frame::Bulk(key), Frame::Array(entries)))
-                .collect(),
-        ),
-        Protocol::Resp2 => Frame::Array(
-            served
-                .into_iter()
-                .map(|(key, entries)| Frame::Array(vec![Frame::Bulk(key), Frame::Array(entries)]))
-                .collect(),
-        ),
-    }
 }
 
 /// Checks each stream in order (key, type, group, then its id) as Redis does.
@@ -931,8 +844,8 @@ fn parse_xpending(args: &[Vec<u8>]) -> CmdResult<Option<PendingRange>> {
         at += 2;
     }
     let count = usize::try_from(int_arg(&args[at + 2])?).unwrap_or(0);
-    let start = range_start(&args[at])?;
-    let end = range_end(&args[at + 1])?;
+    let start = range_bound(&args[at], false)?;
+    let end = range_bound(&args[at + 1], true)?;
     Ok(Some(PendingRange {
         min_idle,
         start,
@@ -1219,7 +1132,7 @@ fn parse_xautoclaim(args: &[Vec<u8>]) -> CmdResult<AutoClaimArgs> {
     let min_idle = parse_i64(&args[4])
         .ok_or_else(|| CmdError::err("Invalid min-idle-time argument for XAUTOCLAIM"))?
         .max(0);
-    let start = range_start(&args[5])?;
+    let start = range_bound(&args[5], false)?;
     let mut parsed = AutoClaimArgs {
         min_idle,
         start,
@@ -1801,30 +1714,6 @@ mod tests {
         assert_eq!(blocked_counters(&request), None);
         // The marker is not a word a client could guess.
         assert!(blocked_marker().len() > 40 && blocked_marker()[0] == 0);
-    }
-
-    #[test]
-    fn intervals_exclude_with_a_parenthesis() {
-        assert_eq!(range_start(b"-").ok(), Some(StreamId::MIN));
-        assert_eq!(range_start(b"(1").ok(), Some(id(1, 1)));
-        assert_eq!(range_start(b"7").ok(), Some(id(7, 0)));
-        assert_eq!(range_end(b"+").ok(), Some(StreamId::MAX));
-        assert_eq!(range_end(b"7").ok(), Some(id(7, u64::MAX)));
-        assert_eq!(range_end(b"(3-1").ok(), Some(id(3, 0)));
-        // `ms` alone ends at the largest sequence, so `(3` ends just below 3-MAX.
-        assert_eq!(range_end(b"(3").ok(), Some(id(3, u64::MAX - 1)));
-        // `(` alone is an id that does not parse; `(+` is strict.
-        assert!(error(range_start(b"(")).contains("Invalid stream ID"));
-        assert!(error(range_start(b"(+")).contains("Invalid stream ID"));
-        let top = "(18446744073709551615-18446744073709551615";
-        assert_eq!(
-            error(range_start(top.as_bytes())),
-            "ERR invalid start ID for the interval"
-        );
-        assert_eq!(
-            error(range_end(b"(0-0")),
-            "ERR invalid end ID for the interval"
-        );
     }
 
     #[test]

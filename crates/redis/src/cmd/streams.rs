@@ -12,13 +12,14 @@ use std::time::Duration;
 use engine::Engine;
 
 use super::blocking::block_unless_ready;
-use super::{BLOCKS, Ctx, READONLY, Spec, WRITE, is, ok, spec, wrong_arity};
+use super::{BLOCKS, Ctx, READONLY, Spec, WRITE, bulk_array, is, ok, spec, wrong_arity};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
 use crate::number::int_arg;
 use crate::store::{Reads, RedisType};
 use crate::stream::{
-    IdSyntax, Meta, ParsedId, StreamId, StreamReads, StreamWrites, c_string, invalid_id, parse_id,
+    IdSyntax, Meta, ParsedId, STRICT, StreamId, StreamReads, StreamWrites, c_string, exact_id,
+    invalid_id, parse_id, range_bound,
 };
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
@@ -42,27 +43,11 @@ pub const NODE_ENTRIES: u64 = 100;
 /// The LIMIT an approximate trim gets when none is given (`100 * stream-node-max-entries`).
 const DEFAULT_APPROX_LIMIT: u64 = 100 * NODE_ENTRIES;
 
-/// Ids without `-`, `+` or `ms-*` (`streamParseStrictIDOrReply` with a missing sequence
-/// of 0): XDEL, XSETID, MINID, XREAD.
-const STRICT: IdSyntax = IdSyntax {
-    missing_seq: Some(0),
-    special: false,
-    auto_seq: false,
-};
-
 /// XADD's id: strict, but `ms-*` picks the sequence.
 const XADD_ID: IdSyntax = IdSyntax {
     auto_seq: true,
     ..STRICT
 };
-
-/// An id argument that must be an exact id in `syntax` (never `ms-*`).
-fn exact_id(arg: &[u8], syntax: IdSyntax) -> CmdResult<StreamId> {
-    match parse_id(arg, syntax)? {
-        ParsedId::Exact(id) => Ok(id),
-        ParsedId::AutoSeq(_) => Err(invalid_id()),
-    }
-}
 
 /// Whether option word `arg` is `word`, comparing as Redis's `strcasecmp` on a C string.
 fn word(arg: &[u8], word: &str) -> bool {
@@ -71,37 +56,6 @@ fn word(arg: &[u8], word: &str) -> bool {
 
 // ---------------------------------------------------------------------------------------
 // Range bounds.
-
-/// One bound of XRANGE or XREVRANGE as Redis's `streamParseIntervalIDOrReply` reads it,
-/// made inclusive: `-`, `+`, `ms` (the missing sequence is 0 for the start, the largest for
-/// the end), `ms-seq`, or `(` and a strict id for an exclusive bound, stepped past. `end`
-/// says which bound it is.
-pub fn range_bound(arg: &[u8], end: bool) -> CmdResult<StreamId> {
-    let missing_seq = if end { u64::MAX } else { 0 };
-    if arg.len() > 1 && arg[0] == b'(' {
-        let syntax = IdSyntax {
-            missing_seq: Some(missing_seq),
-            ..STRICT
-        };
-        let id = exact_id(&arg[1..], syntax)?;
-        let stepped = if end { id.prev() } else { id.next() };
-        return stepped.ok_or_else(|| {
-            CmdError::err(if end {
-                "invalid end ID for the interval"
-            } else {
-                "invalid start ID for the interval"
-            })
-        });
-    }
-    exact_id(
-        arg,
-        IdSyntax {
-            missing_seq: Some(missing_seq),
-            special: true,
-            auto_seq: false,
-        },
-    )
-}
 
 /// XRANGE key start end [COUNT n] and XREVRANGE key end start [COUNT n].
 fn range<E: Engine>(ctx: &mut Ctx<'_, '_, E>, reverse: bool) -> CmdResult<Frame> {
@@ -133,17 +87,46 @@ fn range<E: Engine>(ctx: &mut Ctx<'_, '_, E>, reverse: bool) -> CmdResult<Frame>
 }
 
 /// Entries as Redis replies with them: `[id, [field, value, ...]]` each.
-pub fn entries_reply(entries: Vec<(StreamId, Vec<Vec<u8>>)>) -> Frame {
+pub(super) fn entries_reply(entries: Vec<(StreamId, Vec<Vec<u8>>)>) -> Frame {
     Frame::Array(
         entries
             .into_iter()
-            .map(|(id, fields)| Frame::Array(vec![Frame::Bulk(id.to_bytes()), bulk(fields)]))
+            .map(|(id, fields)| entry_frame(id, fields))
             .collect(),
     )
 }
 
-fn bulk(items: Vec<Vec<u8>>) -> Frame {
-    Frame::Array(items.into_iter().map(Frame::Bulk).collect())
+/// An entry as XRANGE replies with it: its id, then its fields and values.
+pub(super) fn entry_frame(id: StreamId, fields: Vec<Vec<u8>>) -> Frame {
+    Frame::Array(vec![Frame::Bulk(id.to_bytes()), bulk_array(fields)])
+}
+
+/// XREAD's and XREADGROUP's reply: per stream served, its name and entries (a map in
+/// RESP3); a null array when none was.
+pub(super) fn streams_reply(served: Vec<(Vec<u8>, Vec<Frame>)>, protocol: Protocol) -> Frame {
+    if served.is_empty() {
+        return Frame::NullArray;
+    }
+    let pairs = served
+        .into_iter()
+        .map(|(key, entries)| (Frame::Bulk(key), Frame::Array(entries)));
+    match protocol {
+        Protocol::Resp3 => Frame::Map(pairs.collect()),
+        Protocol::Resp2 => Frame::Array(
+            pairs
+                .map(|(key, entries)| Frame::Array(vec![key, entries]))
+                .collect(),
+        ),
+    }
+}
+
+/// BLOCK's milliseconds (`None`: for ever, 0), as Redis's `getTimeoutFromObjectOrReply`
+/// reads them.
+pub(super) fn block_timeout(arg: &[u8]) -> CmdResult<Option<Duration>> {
+    let ms =
+        int_arg(arg).map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
+    let ms = u64::try_from(ms).map_err(|_| CmdError::err("timeout is negative"))?;
+    Ok((ms > 0).then(|| Duration::from_millis(ms)))
 }
 
 /// XLEN key.
@@ -621,10 +604,7 @@ fn parse_read(args: &[Vec<u8>], in_script: bool) -> CmdResult<ReadArgs> {
                 )));
             }
             i += 1;
-            let ms = int_arg(&args[i])
-                .map_err(|_| CmdError::err("timeout is not an integer or out of range"))?;
-            let ms = u64::try_from(ms).map_err(|_| CmdError::err("timeout is negative"))?;
-            block = Some((ms > 0).then(|| Duration::from_millis(ms)));
+            block = Some(block_timeout(&args[i])?);
         } else if word(opt, "count") && more > 0 {
             i += 1;
             count = u64::try_from(int_arg(&args[i])?).unwrap_or(0);
@@ -702,20 +682,13 @@ fn xread<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         let entries = StreamReads::new(&mut r, &dk).entries(from, StreamId::MAX, false, limit)?;
         if !entries.is_empty() {
-            served.push((Frame::Bulk(key.clone()), entries_reply(entries)));
+            let entries = entries.into_iter().map(|(id, f)| entry_frame(id, f));
+            served.push((key.clone(), entries.collect()));
         }
     }
     drop(r);
     if !served.is_empty() {
-        return Ok(match ctx.session.protocol {
-            Protocol::Resp3 => Frame::Map(served),
-            Protocol::Resp2 => Frame::Array(
-                served
-                    .into_iter()
-                    .map(|(key, entries)| Frame::Array(vec![key, entries]))
-                    .collect(),
-            ),
-        });
+        return Ok(streams_reply(served, ctx.session.protocol));
     }
     let Some(timeout) = args.block else {
         return Ok(Frame::NullArray);
@@ -749,42 +722,6 @@ mod tests {
         line.split_whitespace()
             .map(|w| w.as_bytes().to_vec())
             .collect()
-    }
-
-    fn bound(arg: &str, end: bool) -> Result<StreamId, String> {
-        range_bound(arg.as_bytes(), end).map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn range_bounds_read_as_redis_reads_them() {
-        let id = |ms, seq| Ok(StreamId::new(ms, seq));
-        assert_eq!(bound("-", false), id(0, 0));
-        assert_eq!(bound("+", true), id(u64::MAX, u64::MAX));
-        assert_eq!(bound("+", false), id(u64::MAX, u64::MAX));
-        assert_eq!(bound("5", false), id(5, 0));
-        assert_eq!(bound("5", true), id(5, u64::MAX));
-        assert_eq!(bound("5-3", true), id(5, 3));
-        // Exclusive bounds step past the id.
-        assert_eq!(bound("(5-3", false), id(5, 4));
-        assert_eq!(bound("(5-3", true), id(5, 2));
-        assert_eq!(bound("(5", false), id(5, 1));
-        assert_eq!(bound("(5", true), id(5, u64::MAX - 1));
-        assert_eq!(bound("(5-0", true), id(4, u64::MAX));
-        assert_eq!(bound("(5-18446744073709551615", false), id(6, 0));
-        let invalid = Err(invalid_id().to_string());
-        for bad in ["(-", "(+", "(", "x", "5-", "(5-*", "5-*", "(x"] {
-            assert_eq!(bound(bad, false), invalid, "{bad}");
-            assert_eq!(bound(bad, true), invalid, "{bad}");
-        }
-        assert_eq!(
-            bound("(18446744073709551615-18446744073709551615", false),
-            Err("ERR invalid start ID for the interval".into())
-        );
-        assert_eq!(
-            bound("(0-0", true),
-            Err("ERR invalid end ID for the interval".into())
-        );
-        assert_eq!(bound("(0", true), Ok(StreamId::new(0, u64::MAX - 1)));
     }
 
     #[test]
