@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each cargo-fuzz target for a bounded time (default 20 s each): decoders of keys,
 # SubDocKeys, values, saved runs of deleted documents and RESP requests, and the Lua
-# libraries' decoders (cjson, cmsgpack, struct) and DUMP payloads (RESTORE), must never panic.
+# libraries' decoders (cjson, cmsgpack, struct), DUMP payloads (RESTORE) and the records a
+# stream is stored as, must never panic.
 # Usage: scripts/fuzz.sh [SECONDS]
 # cargo-fuzz needs nightly features; RUSTC_BOOTSTRAP lets the stable toolchain provide them.
 set -euo pipefail
@@ -14,7 +15,7 @@ fi
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$HOME/.cache/docdb-fuzz-target}"
 log=$(mktemp)
-for target in decode_key_entry decode_sub_doc_key decode_value decode_saved_spans parse_resp_request lua_decoders rdb_payload; do
+for target in decode_key_entry decode_sub_doc_key decode_value decode_saved_spans parse_resp_request lua_decoders rdb_payload stream_records; do
   echo "==> fuzz $target for ${seconds}s"
   mkdir -p "fuzz/corpus/$target"
   # A failure prints the crashing input and its artifact path, and fails this script.

@@ -279,7 +279,8 @@ pub struct Meta {
 impl Meta {
     const LEN: usize = 48;
 
-    fn encode(&self) -> Vec<u8> {
+    /// The record's bytes.
+    pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::LEN);
         out.extend_from_slice(&self.length.to_be_bytes());
         self.last_id.write(&mut out);
@@ -288,7 +289,8 @@ impl Meta {
         out
     }
 
-    fn decode(bytes: &[u8]) -> CmdResult<Self> {
+    /// Reads a record; damaged bytes are an error.
+    pub fn decode(bytes: &[u8]) -> CmdResult<Self> {
         let mut fields = Fields::exact(bytes, Self::LEN, "stream state")?;
         Ok(Meta {
             length: fields.u64()?,
@@ -312,14 +314,16 @@ pub struct Group {
 impl Group {
     const LEN: usize = 24;
 
-    fn encode(&self) -> Vec<u8> {
+    /// The record's bytes.
+    pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::LEN);
         self.last_delivered.write(&mut out);
         out.extend_from_slice(&self.entries_read.to_be_bytes());
         out
     }
 
-    fn decode(bytes: &[u8]) -> CmdResult<Self> {
+    /// Reads a record; damaged bytes are an error.
+    pub fn decode(bytes: &[u8]) -> CmdResult<Self> {
         let mut fields = Fields::exact(bytes, Self::LEN, "stream group")?;
         Ok(Group {
             last_delivered: StreamId::read(&mut fields)?,
@@ -340,7 +344,8 @@ pub struct Pending {
 }
 
 impl Pending {
-    fn encode(&self) -> Vec<u8> {
+    /// The record's bytes.
+    pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + self.consumer.len());
         out.extend_from_slice(&self.delivery_time.to_be_bytes());
         out.extend_from_slice(&self.delivery_count.to_be_bytes());
@@ -348,7 +353,8 @@ impl Pending {
         out
     }
 
-    fn decode(bytes: &[u8]) -> CmdResult<Self> {
+    /// Reads a record; damaged bytes are an error.
+    pub fn decode(bytes: &[u8]) -> CmdResult<Self> {
         let mut fields = Fields::at_least(bytes, 16, "stream pending entry")?;
         Ok(Pending {
             delivery_time: fields.u64()?,
@@ -368,11 +374,13 @@ pub struct Consumer {
 impl Consumer {
     const LEN: usize = 8;
 
-    fn encode(&self) -> Vec<u8> {
+    /// The record's bytes.
+    pub fn encode(&self) -> Vec<u8> {
         self.seen_time.to_be_bytes().to_vec()
     }
 
-    fn decode(bytes: &[u8]) -> CmdResult<Self> {
+    /// Reads a record; damaged bytes are an error.
+    pub fn decode(bytes: &[u8]) -> CmdResult<Self> {
         let mut fields = Fields::exact(bytes, Self::LEN, "stream consumer")?;
         Ok(Consumer {
             seen_time: fields.u64()?,
