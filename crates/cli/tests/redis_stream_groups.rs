@@ -1168,6 +1168,24 @@ fn blocked_xreadgroup_is_served_as_redis_serves_it() {
             ],
         ),
         (
+            "a flush ends an XREADGROUP's wait and leaves a pop's",
+            &[
+                Call(0, "XGROUP CREATE s g $ MKSTREAM"),
+                Send(1, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"),
+                Send(2, "BLPOP l 0"),
+                Call(0, "FLUSHDB"),
+                Reply(1),
+                Blocked(2),
+                Call(0, "XGROUP CREATE s g $ MKSTREAM"),
+                Send(1, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"),
+                Call(0, "FLUSHALL"),
+                Reply(1),
+                Blocked(2),
+                Call(0, "RPUSH l x"),
+                Reply(2),
+            ],
+        ),
+        (
             "an XADD that leaves nothing to deliver still serves",
             &[
                 Call(0, "XGROUP CREATE s g $ MKSTREAM"),

@@ -157,6 +157,17 @@ impl Blocked<'_> {
         true
     }
 
+    /// Every key some client waits on, each once.
+    pub fn keys(&self) -> Vec<Vec<u8>> {
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for key in self.waiters.iter().flat_map(|w| &w.keys) {
+            if !keys.contains(key) {
+                keys.push(key.clone());
+            }
+        }
+        keys
+    }
+
     /// The blocked clients waiting on one of `keys`, in the order they blocked.
     pub fn waiting_on(&self, keys: &[Vec<u8>]) -> Vec<Arc<Waiter>> {
         self.waiters

@@ -261,8 +261,15 @@ pub fn serve_after<'c, E: Engine>(
     if core.blocking.count() == 0 {
         return;
     }
+    let every_waited;
     let written = match core.table.get(&args[0]) {
         Some(spec) if super::scripting::runs_commands(spec.name) => exec_written.as_slice(),
+        // A flush names no key but empties them all: every blocked client looks again (an
+        // XREADGROUP whose stream is gone then ends, as in Redis; a pop stays blocked).
+        Some(spec) if matches!(spec.name, "flushdb" | "flushall") => {
+            every_waited = core.blocking.lock().keys();
+            every_waited.as_slice()
+        }
         Some(spec) if spec.flags & WRITE != 0 => &args[1..],
         _ => return,
     };
