@@ -35,7 +35,7 @@ use super::{
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::number::{int_arg, parse_i64};
-use crate::store::RedisType;
+use crate::store::{Reads, RedisType};
 use crate::stream::{
     Consumer, Group, IdSyntax, Meta, Pending, STRICT, StreamId, StreamReads, StreamWrites,
     exact_id, range_bound,
@@ -58,6 +58,19 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
 
 // ---------------------------------------------------------------------------------------
 // Ids, times and replies.
+
+/// Group `group` of the stream at `dk`: `None` when there is no stream there or no such
+/// group (WRONGTYPE for a key of another type).
+fn find_group<E: Engine>(
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+    group: &[u8],
+) -> CmdResult<Option<Group>> {
+    if r.typed(dk, RedisType::Stream)?.is_none() {
+        return Ok(None);
+    }
+    StreamReads::new(r, dk).group(group)
+}
 
 /// Unix milliseconds of a hybrid time (Redis's `mstime()` for the command).
 fn unix_ms(ht: HybridTime) -> u64 {
@@ -862,11 +875,10 @@ fn xpending<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let ht = ctx.read_time();
     let now = unix_ms(ht);
     let mut r = ctx.reads(ht);
-    let exists = r.typed(&dk, RedisType::Stream)?.is_some();
-    let mut sr = StreamReads::new(&mut r, &dk);
-    if !exists || sr.group(group_name)?.is_none() {
+    if find_group(&mut r, &dk, group_name)?.is_none() {
         return Err(no_key_or_group(key, group_name, ""));
     }
+    let mut sr = StreamReads::new(&mut r, &dk);
     let Some(range) = range else {
         let pending = sr.pending(group_name, StreamId::MIN, StreamId::MAX, false, None)?;
         let (Some((first, _)), Some((last, _))) = (pending.first(), pending.last()) else {
@@ -1017,15 +1029,10 @@ fn xclaim<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.store().write(|batch, ht| {
         let now = unix_ms(ht);
         let mut r = ctx.reads(ht);
-        let exists = r.typed(&dk, RedisType::Stream)?.is_some();
-        let mut sr = StreamReads::new(&mut r, &dk);
-        let group = match exists {
-            true => sr.group(group_name)?,
-            false => None,
-        };
-        let Some(mut group) = group else {
+        let Some(mut group) = find_group(&mut r, &dk, group_name)? else {
             return Err(no_key_or_group(key, group_name, ""));
         };
+        let mut sr = StreamReads::new(&mut r, &dk);
         let min_idle = parse_i64(ctx.arg(4))
             .ok_or_else(|| CmdError::err("Invalid min-idle-time argument for XCLAIM"))?
             .max(0);
@@ -1166,11 +1173,10 @@ fn xautoclaim<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.store().write(|batch, ht| {
         let now = unix_ms(ht);
         let mut r = ctx.reads(ht);
-        let exists = r.typed(&dk, RedisType::Stream)?.is_some();
-        let mut sr = StreamReads::new(&mut r, &dk);
-        if !exists || sr.group(group_name)?.is_none() {
+        if find_group(&mut r, &dk, group_name)?.is_none() {
             return Err(no_key_or_group(key, group_name, ""));
         }
+        let mut sr = StreamReads::new(&mut r, &dk);
         if parsed.count >= MAX_ALLOCATABLE_COUNT {
             return Err(CmdError::err(
                 "Insufficient memory, failed allocating transient memory, COUNT too high.",
