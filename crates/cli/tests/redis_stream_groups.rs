@@ -1186,6 +1186,23 @@ fn blocked_xreadgroup_is_served_as_redis_serves_it() {
             ],
         ),
         (
+            // Send waits 50 ms and Blocked 250 ms: the key lapses after both, while Reply
+            // waits (Redis's active expiry deletes it; docdb's 100 ms check notices).
+            "a lapsed stream ends an XREADGROUP's wait and leaves XREAD's",
+            &[
+                Call(0, "XGROUP CREATE s g $ MKSTREAM"),
+                Call(0, "PEXPIRE s 600"),
+                Call(0, "XADD t 1-1 a 1"),
+                Call(0, "PEXPIRE t 600"),
+                Send(1, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"),
+                Send(2, "XREAD BLOCK 1500 STREAMS t $"),
+                Blocked(1),
+                Reply(1),
+                Call(0, "EXISTS s t"),
+                Reply(2),
+            ],
+        ),
+        (
             "an XADD that leaves nothing to deliver still serves",
             &[
                 Call(0, "XGROUP CREATE s g $ MKSTREAM"),

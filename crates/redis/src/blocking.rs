@@ -168,6 +168,25 @@ impl Blocked<'_> {
         keys
     }
 
+    /// The database and stream of every `XREADGROUP` wait, each once.
+    pub fn group_reads(&self) -> Vec<(DbId, Vec<u8>)> {
+        let mut out: Vec<(DbId, Vec<u8>)> = Vec::new();
+        let group_reads = self.waiters.iter().filter(|w| {
+            w.request
+                .first()
+                .is_some_and(|name| name.eq_ignore_ascii_case(b"xreadgroup"))
+        });
+        for waiter in group_reads {
+            for key in &waiter.keys {
+                let pair = (waiter.db, key.clone());
+                if !out.contains(&pair) {
+                    out.push(pair);
+                }
+            }
+        }
+        out
+    }
+
     /// The blocked clients waiting on one of `keys`, in the order they blocked.
     pub fn waiting_on(&self, keys: &[Vec<u8>]) -> Vec<Arc<Waiter>> {
         self.waiters

@@ -22,9 +22,21 @@ struct ClientRow {
     name: Option<Vec<u8>>,
     db_name: String,
     protocol: Protocol,
+    /// The ACL user (`user=`).
+    user: String,
+    /// Channels, patterns and shard channels subscribed to (`sub=`, `psub=`, `ssub=`).
+    subscriptions: [usize; 3],
     since: Instant,
     kill: Arc<Notify>,
     push: Subscriber,
+}
+
+fn subscriptions(session: &Session) -> [usize; 3] {
+    [
+        session.channels.len(),
+        session.patterns.len(),
+        session.shard_channels.len(),
+    ]
 }
 
 /// Which clients CLIENT KILL or CLIENT LIST means.
@@ -34,6 +46,8 @@ pub struct ClientFilter {
     pub ids: Vec<u64>,
     /// Only this peer address (`ADDR ip:port`).
     pub addr: Option<String>,
+    /// Only connections authenticated as this ACL user (`USER name`, ACL DELUSER).
+    pub user: Option<String>,
 }
 
 impl ClientFilter {
@@ -43,6 +57,7 @@ impl ClientFilter {
                 .addr
                 .as_ref()
                 .is_none_or(|a| *a == row.addr.to_string())
+            && self.user.as_ref().is_none_or(|u| *u == row.user)
     }
 }
 
@@ -65,6 +80,8 @@ impl ClientRegistry {
             name: session.name.clone(),
             db_name: session.db_name.clone(),
             protocol: session.protocol,
+            user: session.user.clone(),
+            subscriptions: subscriptions(session),
             since: Instant::now(),
             kill: Arc::clone(&kill),
             push: session.push.clone(),
@@ -84,6 +101,8 @@ impl ClientRegistry {
             row.name.clone_from(&session.name);
             row.db_name.clone_from(&session.db_name);
             row.protocol = session.protocol;
+            row.user.clone_from(&session.user);
+            row.subscriptions = subscriptions(session);
         }
     }
 
@@ -109,11 +128,15 @@ impl ClientRegistry {
         {
             let _ = writeln!(
                 out,
-                "id={id} addr={} name={} age={} db={} resp={}",
+                "id={id} addr={} name={} age={} db={} sub={} psub={} ssub={} user={} resp={}",
                 row.addr,
                 String::from_utf8_lossy(row.name.as_deref().unwrap_or_default()),
                 row.since.elapsed().as_secs(),
                 row.db_name,
+                row.subscriptions[0],
+                row.subscriptions[1],
+                row.subscriptions[2],
+                row.user,
                 row.protocol.number(),
             );
         }
@@ -133,5 +156,29 @@ impl ClientRegistry {
             })
             .collect();
         killed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_list_shows_each_kind_of_subscription() {
+        let registry = ClientRegistry::default();
+        let (push, _rx, _) = Subscriber::channel();
+        let addr = "127.0.0.1:5000".parse().expect("an address");
+        let mut session = Session::new(7, addr, push);
+        registry.register(&session);
+        let all = ClientFilter::default();
+        assert!(registry.list(&all).contains(" sub=0 psub=0 ssub=0 "));
+        session.channels.extend([b"a".to_vec(), b"b".to_vec()]);
+        session.patterns.insert(b"p*".to_vec());
+        session
+            .shard_channels
+            .extend([b"x".to_vec(), b"y".to_vec(), b"z".to_vec()]);
+        assert!(registry.list(&all).contains(" sub=0 psub=0 ssub=0 "));
+        registry.update(&session);
+        assert!(registry.list(&all).contains(" sub=2 psub=1 ssub=3 "));
     }
 }

@@ -105,6 +105,8 @@ pub struct Core<E: Engine> {
     pub pause: crate::pause::Pause,
     /// CLIENT TRACKING: what tracking clients may cache.
     pub tracking: crate::tracking::Tracking,
+    /// ACL users (in memory only, as Redis without an aclfile) and the ACL LOG.
+    pub acl: crate::acl::Acl,
     config: RwLock<RuntimeConfig>,
     next_client_id: AtomicU64,
     /// Write commands run so far (the WAL group commit's sequence).
@@ -143,6 +145,7 @@ impl<E: Engine> Core<E> {
             latency: crate::latency::LatencyMonitor::default(),
             pause: crate::pause::Pause::default(),
             tracking: crate::tracking::Tracking::default(),
+            acl: crate::acl::Acl::new(config.requirepass.as_deref()),
             config: RwLock::new(config),
             next_client_id: AtomicU64::new(1),
             writes_run: AtomicU64::new(0),

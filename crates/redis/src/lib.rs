@@ -5,6 +5,7 @@
 //! §10), and the reply frame is encoded last (shared/STYLE.md, "Front ends"). [`server`] is
 //! the tokio network loop around that; [`core::Core`] is what connections share.
 
+pub mod acl;
 pub mod bits;
 pub mod blocking;
 pub mod clients;

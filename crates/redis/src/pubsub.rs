@@ -51,10 +51,26 @@ impl Subscriber {
 
 type Subscribers = HashMap<u64, Subscriber>;
 
+/// The channels of `subscribed` matching `pattern` (all without one), sorted.
+fn names_matching(
+    subscribed: &HashMap<Vec<u8>, Subscribers>,
+    pattern: Option<&[u8]>,
+) -> Vec<Vec<u8>> {
+    let mut names: Vec<Vec<u8>> = subscribed
+        .keys()
+        .filter(|c| pattern.is_none_or(|p| glob::matches(p, c)))
+        .cloned()
+        .collect();
+    names.sort();
+    names
+}
+
 #[derive(Default)]
 struct State {
     channels: HashMap<Vec<u8>, Subscribers>,
     patterns: HashMap<Vec<u8>, Subscribers>,
+    /// Shard channels (SSUBSCRIBE): a namespace of their own, apart from `channels`.
+    shard_channels: HashMap<Vec<u8>, Subscribers>,
     monitors: Subscribers,
 }
 
@@ -141,15 +157,7 @@ impl Broker {
 
     /// Channels with subscribers, matching `pattern` if given (PUBSUB CHANNELS).
     pub fn channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
-        let state = self.state();
-        let mut names: Vec<Vec<u8>> = state
-            .channels
-            .keys()
-            .filter(|c| pattern.is_none_or(|p| glob::matches(p, c)))
-            .cloned()
-            .collect();
-        names.sort();
-        names
+        names_matching(&self.state().channels, pattern)
     }
 
     /// Subscribers of `channel` (PUBSUB NUMSUB).
@@ -160,9 +168,70 @@ impl Broker {
             .map_or(0, |s| s.len() as i64)
     }
 
-    /// Subscriptions to patterns, over all clients (PUBSUB NUMPAT).
+    /// Patterns subscribed to, each counted once however many clients share it (PUBSUB
+    /// NUMPAT, INFO's `pubsub_patterns`: Redis 7.0 counts its pattern dictionary).
     pub fn num_patterns(&self) -> i64 {
-        self.state().patterns.values().map(|s| s.len() as i64).sum()
+        self.state().patterns.len() as i64
+    }
+
+    /// Ordinary channels and shard channels with subscribers (INFO's `pubsub_channels`
+    /// and `pubsubshard_channels`).
+    pub fn num_channels(&self) -> (usize, usize) {
+        let state = self.state();
+        (state.channels.len(), state.shard_channels.len())
+    }
+
+    /// Subscribes client `id` to shard channel `channel` (SSUBSCRIBE).
+    pub fn subscribe_shard(&self, id: u64, channel: &[u8], sub: &Subscriber) {
+        self.state()
+            .shard_channels
+            .entry(channel.to_vec())
+            .or_default()
+            .insert(id, sub.clone());
+    }
+
+    /// Unsubscribes client `id` from shard channel `channel` (SUNSUBSCRIBE).
+    pub fn unsubscribe_shard(&self, id: u64, channel: &[u8]) {
+        let mut state = self.state();
+        if let Some(subs) = state.shard_channels.get_mut(channel) {
+            subs.remove(&id);
+            if subs.is_empty() {
+                state.shard_channels.remove(channel);
+            }
+        }
+    }
+
+    /// Sends `message` to shard channel `channel`'s subscribers as an `smessage` (no
+    /// pattern sees it); returns how many received it (SPUBLISH).
+    pub fn publish_shard(&self, channel: &[u8], message: &[u8]) -> i64 {
+        let state = self.state();
+        let Some(subs) = state.shard_channels.get(channel) else {
+            return 0;
+        };
+        let mut receivers = 0;
+        for sub in subs.values() {
+            let frame = Frame::Push(vec![
+                Frame::Bulk(b"smessage".to_vec()),
+                Frame::Bulk(channel.to_vec()),
+                Frame::Bulk(message.to_vec()),
+            ]);
+            receivers += i64::from(sub.push(frame));
+        }
+        receivers
+    }
+
+    /// Shard channels with subscribers, matching `pattern` if given, sorted (PUBSUB
+    /// SHARDCHANNELS).
+    pub fn shard_channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        names_matching(&self.state().shard_channels, pattern)
+    }
+
+    /// Subscribers of shard channel `channel` (PUBSUB SHARDNUMSUB).
+    pub fn num_shard_subscribers(&self, channel: &[u8]) -> i64 {
+        self.state()
+            .shard_channels
+            .get(channel)
+            .map_or(0, |s| s.len() as i64)
     }
 
     /// Makes client `id` a MONITOR.
@@ -188,7 +257,11 @@ impl Broker {
     pub fn remove_client(&self, id: u64) {
         let mut guard = self.state();
         let state = &mut *guard;
-        for map in [&mut state.channels, &mut state.patterns] {
+        for map in [
+            &mut state.channels,
+            &mut state.patterns,
+            &mut state.shard_channels,
+        ] {
             map.retain(|_, subs| {
                 subs.remove(&id);
                 !subs.is_empty()

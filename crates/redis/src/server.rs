@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::blocking::{Wait, Waiter};
-use crate::cmd::{execute, execute_write_run, joins_write_run, paused, serve_after};
+use crate::cmd::{execute, execute_write_run, joins_write_run, paused, serve_after, serve_lapsed};
 use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
 use crate::pubsub::Subscriber;
@@ -241,7 +241,8 @@ async fn connection<E: Engine>(
     let (mut reader, mut writer) = stream.into_split();
     let (push, mut pushed, overflowed) = Subscriber::channel();
     let mut session = Session::new(core.next_client_id(), peer, push);
-    session.authenticated = core.config().requirepass.is_none();
+    core.acl
+        .start_session(&mut session, core.config().requirepass.is_some());
     let killed = core.registry.register(&session);
     let _cleanup = Cleanup {
         core,
@@ -668,13 +669,22 @@ async fn metrics_request<E: Engine>(core: &Core<E>, mut stream: TcpStream) -> io
 /// retention).
 pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    // Client-side caching learns of lapsed TTLs about as soon as Redis's active expiry would.
+    // Client-side caching and blocked XREADGROUPs learn of lapsed TTLs about as soon as
+    // Redis's active expiry would.
     let mut expiry_tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         tokio::select! {
             _ = expiry_tick.tick() => {
                 if core.tracking.is_active() {
                     core.tracking.expire(core.store.read_time().physical_micros(), &core.outlets());
+                }
+                if core.blocking.count() > 0 {
+                    let core = core.clone();
+                    // It may take the writer lock: off the runtime's threads.
+                    let done = tokio::task::spawn_blocking(move || serve_lapsed(&core)).await;
+                    if let Err(e) = done {
+                        tracing::error!(error = %e, "serving lapsed streams failed");
+                    }
                 }
             }
             _ = tick.tick() => {

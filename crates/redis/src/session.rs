@@ -32,6 +32,8 @@ pub struct Session {
     pub channels: BTreeSet<Vec<u8>>,
     /// Subscribed patterns.
     pub patterns: BTreeSet<Vec<u8>>,
+    /// Subscribed shard channels (SSUBSCRIBE).
+    pub shard_channels: BTreeSet<Vec<u8>>,
     /// Where published messages and MONITOR lines for this connection go.
     pub push: Subscriber,
     /// The connection asked to close (QUIT) after its reply.
@@ -67,6 +69,14 @@ pub struct Session {
     pub tracking: Option<crate::tracking::TrackingMode>,
     /// CLIENT CACHING was given for the next command (YES in OPTIN mode, NO in OPTOUT).
     pub caching: bool,
+    /// The ACL user the connection runs as (AUTH, HELLO AUTH).
+    pub user: String,
+    /// The default user had a password (set by ACL SETUSER, not requirepass) or was off
+    /// when the connection started: it needs AUTH even without requirepass.
+    pub acl_locked: bool,
+    /// The ACL epoch at which `user` was found unrestricted: while it is still the
+    /// epoch, dispatch skips the permission checks (one comparison per request).
+    pub acl_ok: u64,
 }
 
 /// A transaction being queued (MULTI ... EXEC).
@@ -102,6 +112,7 @@ impl Session {
             name: None,
             channels: BTreeSet::new(),
             patterns: BTreeSet::new(),
+            shard_channels: BTreeSet::new(),
             push,
             quit: false,
             unanswered: false,
@@ -117,17 +128,20 @@ impl Session {
             paused: false,
             tracking: None,
             caching: false,
+            user: "default".into(),
+            acl_ok: 0,
+            acl_locked: false,
         }
     }
 
     /// Whether commands other than AUTH/HELLO/QUIT are refused for now.
     pub fn needs_auth(&self, config: &RuntimeConfig) -> bool {
-        config.requirepass.is_some() && !self.authenticated
+        !self.authenticated && (config.requirepass.is_some() || self.acl_locked)
     }
 
     /// Whether the connection has subscriptions.
     pub fn subscribed(&self) -> bool {
-        !self.channels.is_empty() || !self.patterns.is_empty()
+        !self.channels.is_empty() || !self.patterns.is_empty() || !self.shard_channels.is_empty()
     }
 
     /// Whether only the pub/sub commands may run: a RESP2 connection with subscriptions

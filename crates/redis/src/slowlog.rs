@@ -163,8 +163,8 @@ fn logged_args(args: &[Vec<u8>]) -> Vec<Vec<u8>> {
 }
 
 /// Whether argument `i` of `args` is a secret that MONITOR and the slow log hide, as Redis
-/// 7.0 does: AUTH's arguments, HELLO's after `AUTH`, and the value of a password setting
-/// in CONFIG SET.
+/// 7.0 does: AUTH's arguments, HELLO's after `AUTH`, ACL SETUSER's rules, MIGRATE's
+/// credentials, and the value of a password setting in CONFIG SET.
 pub fn is_redacted(args: &[Vec<u8>], i: usize) -> bool {
     let Some(name) = args.first() else {
         return false;
@@ -179,10 +179,39 @@ pub fn is_redacted(args: &[Vec<u8>], i: usize) -> bool {
             .take(2)
             .any(|j| is(&args[j], "auth") && i - j <= 2);
     }
+    if is(name, "acl") && args.get(1).is_some_and(|s| is(s, "setuser")) {
+        return i >= 2;
+    }
+    if is(name, "migrate") {
+        return migrate_secret(args, i);
+    }
     if is(name, "config") && args.get(1).is_some_and(|s| is(s, "set")) && i >= 3 {
         // Names sit at 2, 4, ...; each value right after its name.
         return (i - 3).is_multiple_of(2)
             && (is(&args[i - 1], "requirepass") || is(&args[i - 1], "masterauth"));
+    }
+    false
+}
+
+/// MIGRATE's secrets: what follows `AUTH` (one) or `AUTH2` (two), as far as Redis's option
+/// parser gets before `KEYS` or an error stops it.
+fn migrate_secret(args: &[Vec<u8>], i: usize) -> bool {
+    let is = |arg: &[u8], word: &str| arg.eq_ignore_ascii_case(word.as_bytes());
+    let mut j = 6;
+    while j < args.len() {
+        let secrets = match &args[j] {
+            a if is(a, "copy") || is(a, "replace") => 0,
+            a if is(a, "auth") => 1,
+            a if is(a, "auth2") => 2,
+            _ => return false,
+        };
+        if j + secrets >= args.len() {
+            return false;
+        }
+        if i > j && i <= j + secrets {
+            return true;
+        }
+        j += secrets + 1;
     }
     false
 }
@@ -233,6 +262,18 @@ mod tests {
             redacted(&["set", "auth", "requirepass"]),
             Vec::<usize>::new()
         );
+        assert_eq!(
+            redacted(&["acl", "setuser", "u", "on", ">pw", "~*"]),
+            [2, 3, 4, 5]
+        );
+        assert_eq!(redacted(&["acl", "getuser", "u"]), Vec::<usize>::new());
+        let migrate = ["migrate", "h", "1", "k", "0", "10"];
+        let with = |rest: &[&'static str]| redacted(&[&migrate[..], rest].concat());
+        assert_eq!(with(&["COPY", "AUTH", "secret"]), [8]);
+        assert_eq!(with(&["AUTH2", "user", "pw", "KEYS", "k"]), [7, 8]);
+        assert_eq!(with(&["AUTH"]), Vec::<usize>::new());
+        assert_eq!(with(&["KEYS", "auth", "x"]), Vec::<usize>::new());
+        assert_eq!(with(&["bogus", "AUTH", "x"]), Vec::<usize>::new());
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! `LPUSH` can return it without reading the list.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use docdb::reader::ChildRange;
@@ -34,6 +35,20 @@ const FIRST_CREATED_ID: u32 = 1000;
 
 /// Metadata name prefix of the database catalog: `redis.db.<name>` → 4-byte BE id.
 const CATALOG_PREFIX: &[u8] = b"redis.db.";
+
+/// Metadata name of the numbered databases' mapping to key spaces (SWAPDB): the latest
+/// swap's time, then one 4-byte BE key space per index ([`encode_db_map`]). Absent until
+/// the first SWAPDB: the identity.
+const DB_MAP_META: &[u8] = b"redis.dbmap";
+
+/// Metadata name prefix of the swap history: `redis.dbswap.<8-byte BE time>` → the two
+/// indexes, one byte each.
+const DB_SWAP_PREFIX: &[u8] = b"redis.dbswap.";
+
+/// At most this many SWAPDBs are remembered (for WATCH and DOCDB.ASOF): a key watched
+/// before the oldest of them counts as changed by a swap (EXEC fails rather than miss one);
+/// a read before it sees the mapping of then.
+const MAX_SWAPS_KEPT: usize = 4096;
 
 /// At most this many lists keep an in-memory index bound.
 const MAX_LIST_BOUNDS: usize = 100_000;
@@ -150,6 +165,11 @@ pub struct Store<E: Engine> {
     db: DocDb<E>,
     /// Databases made by CREATEDB: name → id.
     created: RwLock<BTreeMap<String, DbId>>,
+    /// Which key space each numbered database shows (SWAPDB), and the recent swaps.
+    db_map: RwLock<DbMap>,
+    /// `db_map`'s current mapping packed by [`pack_db_map`], read by every request with one
+    /// load instead of taking the lock.
+    current_map: AtomicU64,
     /// Per list document key: no live element has an index below `.0` or above `.1`.
     list_bounds: Mutex<HashMap<Vec<u8>, (i64, i64)>>,
 }
@@ -166,9 +186,12 @@ impl<E: Engine> Store<E> {
             let name = String::from_utf8_lossy(&name[CATALOG_PREFIX.len()..]).into_owned();
             created.insert(name, u32::from_be_bytes(id));
         }
+        let db_map = DbMap::load(&db)?;
         Ok(Store {
             db,
             created: RwLock::new(created),
+            current_map: AtomicU64::new(pack_db_map(&db_map.physical)),
+            db_map: RwLock::new(db_map),
             list_bounds: Mutex::new(HashMap::new()),
         })
     }
@@ -192,9 +215,10 @@ impl<E: Engine> Store<E> {
         names
     }
 
-    /// Every database id.
+    /// Every database's key space, in the order of [`Self::db_names`] (a numbered database's
+    /// through the SWAPDB mapping, see [`Self::physical_db`]).
     pub fn db_ids(&self) -> Vec<DbId> {
-        let mut ids: Vec<DbId> = (0..NUMBERED_DBS).collect();
+        let mut ids: Vec<DbId> = self.read_db_map().physical.to_vec();
         ids.extend(self.read_catalog().values().copied());
         ids
     }
@@ -232,6 +256,113 @@ impl<E: Engine> Store<E> {
 
     fn read_catalog(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, DbId>> {
         self.created.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    // ---- SWAPDB ----
+
+    /// The key space (the id [`redis_doc_key`] encodes) that database `logical` shows now:
+    /// SWAPDB exchanges those of two numbered databases; a CREATEDB database keeps its own.
+    pub fn physical_db(&self, logical: DbId) -> DbId {
+        if logical >= NUMBERED_DBS {
+            return logical;
+        }
+        let packed = self.current_map.load(Ordering::Acquire);
+        ((packed >> (DB_MAP_BITS * logical)) & DB_MAP_MASK) as DbId
+    }
+
+    /// SWAPDB: numbered databases `first` and `second` exchange their key spaces, in one
+    /// durable metadata write made as the only writer, so that no write lands between the
+    /// swap and its record, and every write after it resolves its database anew.
+    pub fn swap_dbs(&self, first: DbId, second: DbId) -> CmdResult<()> {
+        let (Ok(a), Ok(b)) = (usize::try_from(first), usize::try_from(second)) else {
+            return Err(CmdError::err("DB index is out of range"));
+        };
+        if a.max(b) >= NUMBERED_DBS as usize {
+            return Err(CmdError::err("DB index is out of range"));
+        }
+        if a == b {
+            return Ok(());
+        }
+        self.db.write_now(|ht| {
+            let mut map = self.db_map.write().unwrap_or_else(|e| e.into_inner());
+            let mut physical = map.physical;
+            physical.swap(a, b);
+            let indexes = [u8::try_from(a), u8::try_from(b)];
+            let [Ok(first), Ok(second)] = indexes else {
+                return Ok(());
+            };
+            // The swaps of one EXEC share its time: numbered in order.
+            let seq = map.swaps.iter().rev().take_while(|s| s.ht == ht).count();
+            let at = (ht, u32::try_from(seq).unwrap_or(u32::MAX));
+            // The record first: the mapping's write is the one that makes the swap happen.
+            self.db
+                .put_meta(&swap_meta_name(at), Some(&[first, second]))?;
+            self.db
+                .put_meta(DB_MAP_META, Some(&encode_db_map(at, &physical)))?;
+            let swap = Swap {
+                ht,
+                seq: at.1,
+                indexes: (a, b),
+                spaces: (map.physical[a], map.physical[b]),
+            };
+            let dropped = map.record(physical, swap);
+            self.current_map
+                .store(pack_db_map(&map.physical), Ordering::Release);
+            if let Some(dropped) = dropped {
+                self.db
+                    .put_meta(&swap_meta_name((dropped.ht, dropped.seq)), None)?;
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// The key space database `logical` showed at `ht` (DOCDB.ASOF): see
+    /// [`Self::physical_db`]; through the latest [`MAX_SWAPS_KEPT`] swaps.
+    pub fn physical_db_at(&self, logical: DbId, ht: HybridTime) -> DbId {
+        usize::try_from(logical)
+            .ok()
+            .and_then(|i| self.read_db_map().at(ht).get(i).copied())
+            .unwrap_or(logical)
+    }
+
+    /// Whether a SWAPDB after `since` changed what the key at `doc_key` (resolved at
+    /// `since`) shows, as Redis 7.0 marks a watched key: the key existed, at the swap, in
+    /// either of the databases swapped. Follows the key's database through later swaps.
+    pub fn swapped_since(&self, doc_key: &[u8], since: HybridTime) -> CmdResult<bool> {
+        let (swaps, forgotten_before) = {
+            let map = self.read_db_map();
+            let later: Vec<Swap> = map.swaps.iter().filter(|s| s.ht > since).cloned().collect();
+            (later, map.forgotten_before)
+        };
+        if swaps.is_empty() {
+            return Ok(false);
+        }
+        if forgotten_before > since {
+            return Ok(true);
+        }
+        let Some((mut space, name)) = doc_key_db(doc_key).zip(key_name(doc_key)) else {
+            return Ok(false);
+        };
+        for swap in swaps {
+            let other = match space {
+                s if s == swap.spaces.0 => swap.spaces.1,
+                s if s == swap.spaces.1 => swap.spaces.0,
+                _ => continue,
+            };
+            let mut reads = self.reads(swap.ht);
+            for side in [space, other] {
+                if reads.key_info(&redis_doc_key(side, &name))?.is_some() {
+                    return Ok(true);
+                }
+            }
+            space = other;
+        }
+        Ok(false)
+    }
+
+    fn read_db_map(&self) -> std::sync::RwLockReadGuard<'_, DbMap> {
+        self.db_map.read().unwrap_or_else(|e| e.into_inner())
     }
 
     // ---- keys ----
@@ -556,6 +687,181 @@ impl<'c, E: Engine> Reads<'_, 'c, E> {
     }
 }
 
+/// The numbered databases' key spaces, and the swaps that made them so.
+struct DbMap {
+    /// Logical index → key space.
+    physical: [DbId; NUMBERED_DBS as usize],
+    /// The latest swaps, oldest first (for WATCH and reads in the past).
+    swaps: VecDeque<Swap>,
+    /// Swaps before this time were dropped from `swaps`.
+    forgotten_before: HybridTime,
+}
+
+impl DbMap {
+    /// The stored mapping and swap history (the identity and none if never swapped). Swap
+    /// records newer than the mapping belong to swaps that never finished: they are
+    /// removed, as are the oldest beyond [`MAX_SWAPS_KEPT`].
+    fn load<E: Engine>(db: &DocDb<E>) -> CmdResult<DbMap> {
+        let corrupt = || CmdError::Err("ERR corrupt database mapping".into());
+        let stored = db.scan_meta(DB_MAP_META)?;
+        let (mapped_at, physical) = match stored.iter().find(|(name, _)| name == DB_MAP_META) {
+            Some((_, bytes)) => decode_db_map(bytes).ok_or_else(corrupt)?,
+            None => ((HybridTime(0), 0), identity_db_map()),
+        };
+        let mut swaps = VecDeque::new();
+        let mut doomed = Vec::new();
+        for (name, value) in db.scan_meta(DB_SWAP_PREFIX)? {
+            let swap = decode_swap(&name, &value).ok_or_else(corrupt)?;
+            if (swap.ht, swap.seq) > mapped_at {
+                doomed.push(name);
+            } else {
+                swaps.push_back(swap);
+            }
+        }
+        let mut forgotten_before = HybridTime(0);
+        while swaps.len() > MAX_SWAPS_KEPT {
+            let Some(oldest) = swaps.pop_front() else {
+                break;
+            };
+            forgotten_before = oldest.ht;
+            doomed.push(swap_meta_name((oldest.ht, oldest.seq)));
+        }
+        for name in doomed {
+            db.put_meta(&name, None)?;
+        }
+        // Each swap's key spaces, from the mapping after it, newest first.
+        let mut after = physical;
+        for swap in swaps.iter_mut().rev() {
+            after.swap(swap.indexes.0, swap.indexes.1);
+            swap.spaces = (after[swap.indexes.0], after[swap.indexes.1]);
+        }
+        Ok(DbMap {
+            physical,
+            swaps,
+            forgotten_before,
+        })
+    }
+
+    /// Installs `physical`, made by `swap`; the swap dropped from the history to make room,
+    /// if one was.
+    fn record(&mut self, physical: [DbId; NUMBERED_DBS as usize], swap: Swap) -> Option<Swap> {
+        self.physical = physical;
+        let dropped = if self.swaps.len() >= MAX_SWAPS_KEPT {
+            self.swaps.pop_front()
+        } else {
+            None
+        };
+        if let Some(oldest) = &dropped {
+            self.forgotten_before = oldest.ht;
+        }
+        self.swaps.push_back(swap);
+        dropped
+    }
+
+    /// The mapping in force at `ht`: today's with the later swaps undone (the oldest one
+    /// remembered if `ht` is before all of them).
+    fn at(&self, ht: HybridTime) -> [DbId; NUMBERED_DBS as usize] {
+        let mut physical = self.physical;
+        for swap in self.swaps.iter().rev().take_while(|s| s.ht > ht) {
+            physical.swap(swap.indexes.0, swap.indexes.1);
+        }
+        physical
+    }
+}
+
+/// One SWAPDB: when, the two indexes, and the two key spaces they exchanged.
+#[derive(Debug, Clone)]
+struct Swap {
+    ht: HybridTime,
+    /// Its place among the swaps of one hybrid time (one EXEC).
+    seq: u32,
+    indexes: (usize, usize),
+    spaces: (DbId, DbId),
+}
+
+/// The identity mapping: database `n` shows key space `n`.
+/// Bits per numbered database in a packed mapping: its key space is another numbered one.
+const DB_MAP_BITS: u32 = 4;
+const DB_MAP_MASK: u64 = (1 << DB_MAP_BITS) - 1;
+const _: () = assert!(NUMBERED_DBS * DB_MAP_BITS <= u64::BITS);
+
+/// A mapping of the numbered databases (a permutation of them) in one word: database `i`'s
+/// key space at bits `4i..4i+4`.
+fn pack_db_map(physical: &[DbId; NUMBERED_DBS as usize]) -> u64 {
+    (0..NUMBERED_DBS)
+        .zip(physical)
+        .fold(0, |packed, (i, &space)| {
+            packed | ((u64::from(space) & DB_MAP_MASK) << (DB_MAP_BITS * i))
+        })
+}
+
+fn identity_db_map() -> [DbId; NUMBERED_DBS as usize] {
+    std::array::from_fn(|i| DbId::try_from(i).unwrap_or(DbId::MAX))
+}
+
+/// When a swap was made: its hybrid time, and its place among the swaps of that time.
+type SwapTime = (HybridTime, u32);
+
+/// The stored mapping: when the swap that made it was (8 + 4 bytes BE), then 16 4-byte BE
+/// key spaces.
+fn encode_db_map(at: SwapTime, physical: &[DbId; NUMBERED_DBS as usize]) -> Vec<u8> {
+    let mut out = at.0.0.to_be_bytes().to_vec();
+    out.extend(at.1.to_be_bytes());
+    out.extend(physical.iter().flat_map(|id| id.to_be_bytes()));
+    out
+}
+
+/// A stored mapping, if well formed: a permutation of the numbered key spaces.
+fn decode_db_map(bytes: &[u8]) -> Option<(SwapTime, [DbId; NUMBERED_DBS as usize])> {
+    if bytes.len() != 12 + NUMBERED_DBS as usize * 4 {
+        return None;
+    }
+    let (at, ids) = bytes.split_at(12);
+    let mut physical = identity_db_map();
+    for (slot, chunk) in physical.iter_mut().zip(ids.chunks_exact(4)) {
+        *slot = u32::from_be_bytes(chunk.try_into().ok()?);
+    }
+    let mut sorted = physical;
+    sorted.sort_unstable();
+    (sorted == identity_db_map()).then_some((decode_swap_time(at)?, physical))
+}
+
+fn decode_swap_time(bytes: &[u8]) -> Option<SwapTime> {
+    let (ht, seq) = bytes.split_at_checked(8)?;
+    Some((
+        HybridTime(u64::from_be_bytes(ht.try_into().ok()?)),
+        u32::from_be_bytes(seq.try_into().ok()?),
+    ))
+}
+
+/// The metadata name of the swap made `at` (names sort by time).
+fn swap_meta_name(at: SwapTime) -> Vec<u8> {
+    [DB_SWAP_PREFIX, &at.0.0.to_be_bytes(), &at.1.to_be_bytes()].concat()
+}
+
+/// A stored swap record: its name holds the time, its value the two indexes.
+fn decode_swap(name: &[u8], value: &[u8]) -> Option<Swap> {
+    let (ht, seq) = decode_swap_time(name.strip_prefix(DB_SWAP_PREFIX)?)?;
+    let [a, b] = value.try_into().ok()?;
+    let limit = NUMBERED_DBS as usize;
+    let indexes = (usize::from(a), usize::from(b));
+    (indexes.0 < limit && indexes.1 < limit).then_some(Swap {
+        ht,
+        seq,
+        indexes,
+        spaces: (0, 0),
+    })
+}
+
+/// The key space of an encoded Redis DocKey (0 when it has no colocation prefix).
+fn doc_key_db(doc_key: &[u8]) -> Option<DbId> {
+    match DocKey::decode(doc_key).ok()?.0.prefix {
+        TablePrefix::None => Some(0),
+        TablePrefix::ColocationId(id) => Some(id),
+        TablePrefix::CoTableId(_) => None,
+    }
+}
+
 /// The id of database `name`: a numbered one (`0`–`15`, written canonically) or one in
 /// `catalog`.
 fn lookup_db(catalog: &BTreeMap<String, DbId>, name: &str) -> Option<DbId> {
@@ -596,4 +902,200 @@ pub fn path(base: &[u8], subkeys: &[KeyEntryValue]) -> Vec<u8> {
         subkey.encode_to(&mut out);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use docdb::clock::HybridClock;
+    use docdb::{DocDb, DocDbOptions, GcPolicy};
+    use engine::MemEngine;
+
+    use super::*;
+
+    fn open(engine: MemEngine) -> Store<MemEngine> {
+        let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+        let db = DocDb::open(engine, policy, DocDbOptions::default()).expect("open docdb");
+        Store::open(db).expect("open store")
+    }
+
+    fn reopen(store: Store<MemEngine>) -> Store<MemEngine> {
+        open(store.db.into_engine())
+    }
+
+    fn set(store: &Store<MemEngine>, db: DbId, key: &str, value: &str) {
+        let doc_key = store.doc_key(store.physical_db(db), key.as_bytes());
+        store
+            .write(|batch, _| {
+                batch.set_encoded_path(doc_key, Value::new(PrimitiveValue::string(value)))?;
+                Ok(())
+            })
+            .expect("write");
+    }
+
+    fn get(store: &Store<MemEngine>, db: DbId, key: &str) -> Option<Vec<u8>> {
+        let doc_key = store.doc_key(store.physical_db(db), key.as_bytes());
+        let info = store
+            .reads(store.read_time())
+            .key_info(&doc_key)
+            .expect("read")?;
+        Some(info.string_value())
+    }
+
+    #[test]
+    fn a_new_store_maps_every_database_to_itself() {
+        let store = open(MemEngine::new());
+        for db in 0..NUMBERED_DBS {
+            assert_eq!(store.physical_db(db), db);
+        }
+        assert_eq!(store.physical_db(FIRST_CREATED_ID), FIRST_CREATED_ID);
+        assert_eq!(store.db_ids()[..3], [0, 1, 2]);
+    }
+
+    #[test]
+    fn swaps_persist_across_reopening() {
+        let store = open(MemEngine::new());
+        set(&store, 0, "k", "zero");
+        set(&store, 3, "k", "three");
+        store.swap_dbs(0, 3).expect("swap");
+        store.swap_dbs(3, 7).expect("swap");
+        let store = reopen(store);
+        assert_eq!(store.physical_db(0), 3);
+        assert_eq!(store.physical_db(7), 0);
+        assert_eq!(store.physical_db(3), 7);
+        assert_eq!(get(&store, 0, "k").as_deref(), Some(&b"three"[..]));
+        assert_eq!(get(&store, 7, "k").as_deref(), Some(&b"zero"[..]));
+        assert_eq!(get(&store, 3, "k"), None);
+        assert_eq!(store.db_ids()[..4], [3, 1, 2, 7]);
+        store.swap_dbs(0, 3).expect("swap");
+        store.swap_dbs(0, 7).expect("swap");
+        let store = reopen(store);
+        for db in 0..NUMBERED_DBS {
+            assert_eq!(store.physical_db(db), db);
+        }
+        assert_eq!(get(&store, 0, "k").as_deref(), Some(&b"zero"[..]));
+    }
+
+    #[test]
+    fn swapping_out_of_range_or_in_place_changes_nothing() {
+        let store = open(MemEngine::new());
+        assert!(store.swap_dbs(0, NUMBERED_DBS).is_err());
+        assert!(store.swap_dbs(NUMBERED_DBS, 0).is_err());
+        store.swap_dbs(4, 4).expect("same index");
+        let store = reopen(store);
+        for db in 0..NUMBERED_DBS {
+            assert_eq!(store.physical_db(db), db);
+        }
+    }
+
+    #[test]
+    fn a_corrupt_mapping_is_refused() {
+        assert_eq!(decode_db_map(&[0; 3]), None);
+        // Not a permutation: two databases on one key space.
+        assert_eq!(decode_db_map(&[0; 12 + NUMBERED_DBS as usize * 4]), None);
+        let mut swapped = identity_db_map();
+        swapped.swap(1, 2);
+        let at = (HybridTime(77), 2);
+        assert_eq!(
+            decode_db_map(&encode_db_map(at, &swapped)),
+            Some((at, swapped))
+        );
+        assert!(decode_swap(&swap_meta_name(at), &[1, 16]).is_none());
+        assert!(decode_swap(&swap_meta_name(at), &[1]).is_none());
+        assert!(decode_swap(&swap_meta_name(at)[..15], &[1, 2]).is_none());
+        let swap = decode_swap(&swap_meta_name(at), &[1, 2]).expect("decodes");
+        assert_eq!((swap.ht, swap.seq, swap.indexes), (at.0, at.1, (1, 2)));
+        let store = open(MemEngine::new());
+        store.db.put_meta(DB_MAP_META, Some(b"junk")).expect("put");
+        let engine = store.db.into_engine();
+        let policy = GcPolicy::new(Arc::new(HybridClock::default()));
+        let db = DocDb::open(engine, policy, DocDbOptions::default()).expect("open docdb");
+        assert!(Store::open(db).is_err());
+    }
+
+    #[test]
+    fn swapped_since_follows_the_watched_database() {
+        let store = open(MemEngine::new());
+        set(&store, 1, "k", "one");
+        let since = store.read_time();
+        let watched0 = redis_doc_key(0, b"k");
+        let watched2 = redis_doc_key(2, b"k");
+        assert!(!store.swapped_since(&watched0, since).expect("check"));
+        // k exists in database 1 at the swap: a watcher of k in database 0 is touched.
+        store.swap_dbs(0, 1).expect("swap");
+        assert!(store.swapped_since(&watched0, since).expect("check"));
+        assert!(!store.swapped_since(&watched2, since).expect("check"));
+        let later = store.read_time();
+        // Swaps of a key space holding no k touch nobody.
+        store.swap_dbs(2, 3).expect("swap");
+        assert!(!store.swapped_since(&watched2, later).expect("check"));
+    }
+
+    #[test]
+    fn reads_in_the_past_see_the_mapping_of_then_across_reopening() {
+        let store = open(MemEngine::new());
+        let before = store.read_time();
+        store.swap_dbs(0, 1).expect("swap");
+        let between = store.read_time();
+        store.swap_dbs(1, 2).expect("swap");
+        let store = reopen(store);
+        assert_eq!(store.physical_db_at(0, before), 0);
+        assert_eq!(store.physical_db_at(1, before), 1);
+        assert_eq!(store.physical_db_at(0, between), 1);
+        assert_eq!(store.physical_db_at(1, between), 0);
+        assert_eq!(store.physical_db_at(2, between), 2);
+        let now = store.read_time();
+        assert_eq!(store.physical_db_at(1, now), 2);
+        assert_eq!(store.physical_db_at(2, now), 0);
+        assert_eq!(
+            store.physical_db_at(FIRST_CREATED_ID, before),
+            FIRST_CREATED_ID
+        );
+        // WATCH after reopening: key spaces of each swap rebuilt from the history.
+        set(&store, 2, "k", "v");
+        let watched = redis_doc_key(0, b"k");
+        assert!(!store.swapped_since(&watched, now).expect("check"));
+        store.swap_dbs(0, 2).expect("swap");
+        assert!(store.swapped_since(&watched, now).expect("check"));
+    }
+
+    #[test]
+    fn a_swap_record_without_its_mapping_is_dropped() {
+        let store = open(MemEngine::new());
+        store.swap_dbs(0, 1).expect("swap");
+        // As if the server stopped between the record and the mapping of a second swap.
+        let unfinished = HybridTime(u64::MAX - 1);
+        store
+            .db
+            .put_meta(&swap_meta_name((unfinished, 0)), Some(&[2, 3]))
+            .expect("put");
+        let store = reopen(store);
+        assert_eq!(store.physical_db(2), 2);
+        assert_eq!(store.physical_db(0), 1);
+        assert_eq!(store.read_db_map().swaps.len(), 1);
+        let left = store.db.scan_meta(DB_SWAP_PREFIX).expect("scan");
+        assert_eq!(left.len(), 1);
+    }
+
+    #[test]
+    fn swaps_at_one_time_are_all_kept() {
+        let store = open(MemEngine::new());
+        let before = store.read_time();
+        // As EXEC runs them: one write, one hybrid time.
+        store
+            .write_together(|_| {
+                store.swap_dbs(0, 1).expect("swap");
+                store.swap_dbs(1, 2).expect("swap");
+            })
+            .expect("together");
+        let store = reopen(store);
+        assert_eq!(store.read_db_map().swaps.len(), 2);
+        assert_eq!(store.physical_db(0), 1);
+        assert_eq!(store.physical_db(1), 2);
+        assert_eq!(store.physical_db(2), 0);
+        for db in 0..3 {
+            assert_eq!(store.physical_db_at(db, before), db);
+        }
+    }
 }

@@ -266,7 +266,8 @@ pub fn serve_after<'c, E: Engine>(
         Some(spec) if super::scripting::runs_commands(spec.name) => exec_written.as_slice(),
         // A flush names no key but empties them all: every blocked client looks again (an
         // XREADGROUP whose stream is gone then ends, as in Redis; a pop stays blocked).
-        Some(spec) if matches!(spec.name, "flushdb" | "flushall") => {
+        // SWAPDB too: a database may now hold what its waiters wait for.
+        Some(spec) if matches!(spec.name, "flushdb" | "flushall" | "swapdb") => {
             every_waited = core.blocking.lock().keys();
             every_waited.as_slice()
         }
@@ -279,6 +280,41 @@ pub fn serve_after<'c, E: Engine>(
     }
     let served = core.store.docdb().write_now(|_| {
         serve_ready(core, iters, written);
+        Ok(())
+    });
+    if let Err(e) = served {
+        tracing::error!(error = %e, "serving blocked clients failed");
+    }
+}
+
+/// Ends the waits of `XREADGROUP` clients whose stream has lapsed: Redis's active expiry
+/// deletes such a key within about 100 ms, and the deletion ends their wait with
+/// `UNBLOCKED`. docdb expires keys on read, so the server calls this every 100 ms, and it
+/// serves the clients as a deletion would. Other blocked commands stay blocked on a lapsed
+/// key, as in Redis.
+pub fn serve_lapsed<E: Engine>(core: &Core<E>) {
+    if core.blocking.count() == 0 {
+        return;
+    }
+    let waited = core.blocking.lock().group_reads();
+    if waited.is_empty() {
+        return;
+    }
+    let mut reads = core.store.reads(core.store.read_time());
+    let mut gone: Vec<Vec<u8>> = Vec::new();
+    for (db, key) in waited {
+        match reads.key_info(&core.store.doc_key(core.store.physical_db(db), &key)) {
+            Ok(None) => add_ready(&mut gone, key),
+            Ok(Some(_)) => {}
+            Err(e) => tracing::error!(error = %e, "reading a blocked client's stream failed"),
+        }
+    }
+    if gone.is_empty() {
+        return;
+    }
+    let iters = IterSlot::new();
+    let served = core.store.docdb().write_now(|_| {
+        serve_ready(core, &iters, &gone);
         Ok(())
     });
     if let Err(e) = served {

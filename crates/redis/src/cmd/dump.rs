@@ -39,7 +39,7 @@ fn dump<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 }
 
 /// The value of the live key `info` at `dk`.
-fn read_value<E: Engine>(
+pub(super) fn read_value<E: Engine>(
     ctx: &Ctx<'_, '_, E>,
     r: &mut Reads<'_, '_, E>,
     dk: &[u8],
@@ -210,7 +210,7 @@ fn parse_value<E: Engine>(ctx: &Ctx<'_, '_, E>) -> CmdResult<(i64, RdbValue)> {
 /// one batch, with its TTL. A key that exists is refused (BUSYKEY) unless REPLACE, before
 /// the TTL and the payload are looked at; an expiry already past writes nothing, and with
 /// REPLACE deletes the key, as Redis does.
-fn restore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+pub(super) fn restore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let opts = parse_options(&ctx.args[4..])?;
     // Decoded before taking the writer lock; its errors wait for the BUSYKEY check.
     let parsed = parse_value(ctx);

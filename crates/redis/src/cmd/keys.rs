@@ -7,6 +7,7 @@ use engine::Engine;
 
 use super::strings::{ms_until, string_value};
 use super::{ADMIN, Ctx, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
+use crate::core::Core;
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
 use crate::glob;
@@ -42,6 +43,8 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("flushdb", -1, WRITE | ADMIN, 0, flushdb),
         spec("flushall", -1, WRITE | ADMIN, 0, flushall),
         spec("select", 2, ADMIN, 0, select),
+        // Redis 7.0 flags SWAPDB `write fast`: MULTI queues it, scripts may call it.
+        spec("swapdb", 3, WRITE, 0, swapdb),
         spec("createdb", 2, WRITE | ADMIN, 0, createdb),
         spec("deletedb", 2, WRITE | ADMIN, 0, deletedb),
         spec("listdb", 1, ADMIN, 0, listdb),
@@ -260,7 +263,7 @@ fn renamenx<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 /// COPY src dst [DB db] [REPLACE]: 1 if copied, 0 if the source is missing or the
 /// destination exists without REPLACE.
 fn copy<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let mut db = ctx.db();
+    let mut db = None;
     let mut replace = false;
     let mut i = 3;
     while i < ctx.args.len() {
@@ -268,13 +271,14 @@ fn copy<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             replace = true;
             i += 1;
         } else if is(ctx.arg(i), "db") && i + 1 < ctx.args.len() {
-            db = db_arg(ctx, ctx.arg(i + 1))?;
+            db = Some(db_arg(ctx, ctx.arg(i + 1))?);
             i += 2;
         } else {
             return Err(CmdError::Syntax);
         }
     }
-    let (src, dst) = (ctx.key(1), ctx.store().doc_key(db, ctx.arg(2)));
+    let dst_db = db.map_or_else(|| ctx.db(), |db| ctx.store().physical_db(db));
+    let (src, dst) = (ctx.key(1), ctx.store().doc_key(dst_db, ctx.arg(2)));
     if src == dst {
         return Err(CmdError::err("source and destination objects are the same"));
     }
@@ -288,7 +292,7 @@ fn copy<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 /// MOVE key db: 1 if moved, 0 if the key is missing or already exists in `db`.
 fn move_key<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let db = db_arg(ctx, ctx.arg(2))?;
+    let db = ctx.store().physical_db(db_arg(ctx, ctx.arg(2))?);
     if db == ctx.db() {
         return Err(CmdError::err("source and destination objects are the same"));
     }
@@ -606,6 +610,36 @@ fn select<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     ctx.session.db_name = name;
     ctx.core.registry.update(ctx.session);
     Ok(ok())
+}
+
+/// SWAPDB index1 index2: every client of either database sees the other's keys from now
+/// on. No key moves: the two exchange their key spaces ([`store::Store::swap_dbs`]).
+/// Only numbered databases, as in Redis: a CREATEDB name is not an index.
+fn swapdb<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let first = swap_index(ctx.arg(1), "invalid first DB index")?;
+    let second = swap_index(ctx.arg(2), "invalid second DB index")?;
+    let (Ok(first), Ok(second)) = (DbId::try_from(first), DbId::try_from(second)) else {
+        return Err(CmdError::err("DB index is out of range"));
+    };
+    ctx.store().swap_dbs(first, second)?;
+    Ok(ok())
+}
+
+/// The keys write `args` may have made ready for blocked clients, for those served after
+/// an EXEC or a script that ran it: its arguments, or after a SWAPDB every key waited on.
+pub(super) fn may_ready<E: Engine>(core: &Core<E>, args: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    if is(&args[0], "swapdb") {
+        return core.blocking.lock().keys();
+    }
+    args[1..].to_vec()
+}
+
+/// A SWAPDB index as Redis's `getIntFromObjectOrReply` takes it: an integer that fits a C
+/// `int`, else `ERR <invalid>`.
+fn swap_index(arg: &[u8], invalid: &str) -> CmdResult<i32> {
+    crate::number::parse_i64(arg)
+        .and_then(|n| i32::try_from(n).ok())
+        .ok_or_else(|| CmdError::err(invalid))
 }
 
 fn createdb<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

@@ -49,11 +49,17 @@ const NO_MANDATORY_KEYS: &[&str] = &[
     "fcall_ro",
 ];
 
+/// Whether `spec` may have keys at all: COMMAND GETKEYS says it has none before it looks
+/// at the request's arity, as Redis does.
+pub fn has_keys<E: Engine>(spec: &Spec<E>) -> bool {
+    spec.first_key != 0 || MOVABLE.contains(&spec.name)
+}
+
 /// COMMAND GETKEYS: the positions of the keys of `args`, a request to `spec` whose arity is
 /// already checked, with Redis's errors for a command without keys or invalid key counts.
 pub fn getkeys<E: Engine>(spec: &Spec<E>, args: &[Vec<u8>]) -> CmdResult<Vec<usize>> {
     let no_keys = || CmdError::err("The command has no key arguments");
-    if spec.first_key == 0 && !MOVABLE.contains(&spec.name) {
+    if !has_keys(spec) {
         return Err(no_keys());
     }
     if let Some(&(_, subcommands)) = STREAM_SUBCOMMANDS.iter().find(|c| c.0 == spec.name) {
@@ -147,6 +153,12 @@ pub fn key_range<E: Engine>(spec: &Spec<E>) -> (i32, i32, i32) {
             _ => (0, 0, 0),
         };
     }
+    // Shard channels: Redis 7.0 lists them as keys (`not_key`), yet GETKEYS has none.
+    match spec.name {
+        "spublish" => return (1, 1, 1),
+        "ssubscribe" | "sunsubscribe" => return (1, -1, 1),
+        _ => {}
+    }
     if let Some(&(_, first, last, step)) = RANGES.iter().find(|r| r.0 == spec.name) {
         return (first, last, step);
     }
@@ -185,8 +197,10 @@ pub fn key_positions<E: Engine>(spec: &Spec<E>, args: &[Vec<u8>]) -> Option<Vec<
         "object" | "memory" | "xgroup" | "xinfo" if argc > 2 && !is(&args[1], "help") => {
             vec![2]
         }
+        "spublish" | "ssubscribe" | "sunsubscribe" => Vec::new(),
         "xread" => streams_keys(args, 1)?,
         "xreadgroup" => streams_keys(args, 4)?,
+        "migrate" => super::migrate::key_positions(args)?,
         _ => {
             let (first, last, step) = key_range(spec);
             if first == 0 {

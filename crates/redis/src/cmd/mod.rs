@@ -1,6 +1,7 @@
 //! Commands: the table of every command (name, arity, flags, handler), and dispatch of one
 //! request's arguments to its handler (STYLE.md's frame → command → execute → reply).
 
+mod acl;
 mod bits;
 mod blocking;
 mod dump;
@@ -11,10 +12,14 @@ mod introspect;
 mod keys;
 mod keyspec;
 mod lists;
+mod lolwut;
+mod migrate;
+mod protected;
 mod sample;
 mod scripting;
 mod server;
 mod sets;
+mod sharded;
 mod slowlog;
 mod sort;
 mod stream_groups;
@@ -25,7 +30,7 @@ mod topology;
 mod txn;
 mod zsets;
 
-pub use blocking::serve_after;
+pub use blocking::{serve_after, serve_lapsed};
 pub use scripting::restore_libraries;
 pub use server::REDIS_VERSION;
 
@@ -129,16 +134,21 @@ impl<E: Engine> Table<E> {
             .chain(server::specs())
             .chain(txn::specs())
             .chain(blocking::specs())
+            .chain(acl::specs())
             .chain(bits::specs())
             .chain(geo::specs())
             .chain(hyperloglog::specs())
             .chain(scripting::specs())
             .chain(dump::specs())
+            .chain(migrate::specs())
             .chain(slowlog::specs())
             .chain(topology::specs())
             .chain(introspect::specs())
             .chain(streams::specs())
             .chain(stream_groups::specs())
+            .chain(sharded::specs())
+            .chain(lolwut::specs())
+            .chain(protected::specs())
             .enumerate()
         {
             spec.id = id;
@@ -202,6 +212,8 @@ pub struct Ctx<'a, 'c, E: Engine> {
     pub early: Vec<Frame>,
     /// DOCDB.ASOF's read time.
     pub as_of: Option<HybridTime>,
+    /// The selected database and its key space, resolved once per request (see [`Self::db`]).
+    resolved_db: std::cell::Cell<Option<(DbId, DbId)>>,
 }
 
 impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
@@ -219,6 +231,7 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
             args,
             early: Vec::new(),
             as_of: None,
+            resolved_db: std::cell::Cell::new(None),
         }
     }
 
@@ -257,9 +270,22 @@ impl<'a, 'c, E: Engine> Ctx<'a, 'c, E> {
         self.core.store.doc_key(self.db(), &self.args[i])
     }
 
-    /// The selected database.
+    /// The key space of the selected database: resolved through SWAPDB's mapping (of
+    /// DOCDB.ASOF's time, if given) on first use and kept for the rest of the request, so
+    /// that a swap meanwhile cannot show it half the keys of each database.
     pub fn db(&self) -> DbId {
-        self.session.db
+        let logical = self.session.db;
+        match self.resolved_db.get() {
+            Some((db, space)) if db == logical => space,
+            _ => {
+                let space = match self.as_of {
+                    Some(ht) => self.core.store.physical_db_at(logical, ht),
+                    None => self.core.store.physical_db(logical),
+                };
+                self.resolved_db.set(Some((logical, space)));
+                space
+            }
+        }
     }
 
     /// The time reads see: DOCDB.ASOF's, or now.
@@ -306,10 +332,10 @@ pub fn paused<E: Engine>(core: &Core<E>, args: &[Vec<u8>]) -> bool {
 }
 
 /// Whether `args` may join a run of writes: a key-writing command that cannot block, on a
-/// connection in its normal state (authenticated, not subscribed, not queueing a
-/// transaction), where [`dispatch`] would run it at once, while no client is blocked (a
-/// write that serves one must be followed by that at once, as in Redis, not by the rest of
-/// the run).
+/// connection in its normal state (authenticated as an unrestricted ACL user, not
+/// subscribed, not queueing a transaction), where [`dispatch`] would run it at once, while
+/// no client is blocked (a write that serves one must be followed by that at once, as in
+/// Redis, not by the rest of the run).
 pub fn joins_write_run<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec<u8>]) -> bool {
     let Some(spec) = args.first().and_then(|name| core.table.get(name)) else {
         return false;
@@ -320,6 +346,7 @@ pub fn joins_write_run<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec
         && session.multi.is_none()
         && !session.in_subscribed_mode()
         && !session.needs_auth(&core.config())
+        && (session.acl_ok == core.acl.epoch() || core.acl.unrestricted(&session.user))
 }
 
 /// Runs consecutive writes of one pipeline (each passing [`joins_write_run`]) as one
@@ -381,6 +408,15 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     if !spec.arity_ok(ctx.args.len()) {
         return Err(refuse(ctx, wrong_arity(spec.name)));
+    }
+    // One comparison for a user known to be unrestricted (see `Session::acl_ok`).
+    if ctx.session.acl_ok != ctx.core.acl.epoch()
+        && let Err(e) = acl::check(ctx, spec)
+    {
+        return Err(refuse(ctx, e));
+    }
+    if let Some(e) = protected::refusal(spec.name, ctx.args) {
+        return Err(refuse(ctx, e));
     }
     if ctx.core.scripts.busy()
         && !scripting::allowed_while_busy(spec.name, ctx.args.get(1).map(Vec::as_slice))
@@ -484,7 +520,9 @@ pub(crate) fn track<E: Engine>(
     }
     let ht = core.store.read_time();
     for i in keyspec::key_positions(spec, args).unwrap_or_default() {
-        let doc_key = core.store.doc_key(session.db, &args[i]);
+        let doc_key = core
+            .store
+            .doc_key(core.store.physical_db(session.db), &args[i]);
         let expires_at = core
             .store
             .reads(ht)

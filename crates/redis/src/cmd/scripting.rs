@@ -35,7 +35,7 @@ const LIBRARY_PREFIX: &[u8] = b"redis.function.";
 /// Commands a script may not call (Redis 7.0's `noscript` flag).
 /// Commands whose subcommands, HELP aside, scripts may not call (Redis 7.0 flags each
 /// of them `noscript`).
-const SUBCOMMANDS_NOT_IN_SCRIPTS: &[&str] = &["client", "config", "function", "latency"];
+const SUBCOMMANDS_NOT_IN_SCRIPTS: &[&str] = &["client", "config", "function", "latency", "module"];
 
 const NOT_IN_SCRIPTS: &[&str] = &[
     "auth",
@@ -252,13 +252,18 @@ fn script_call<'c, E: Engine>(
     {
         return refused("This Redis command is not allowed from script");
     }
+    if let Some(text) = super::acl::check_script(core, session, spec, args) {
+        return refused(text);
+    }
     if spec.flags & WRITE != 0 {
         if called.read_only {
             return refused("Write commands are not allowed from read-only scripts.");
         }
         *wrote = true;
         core.scripts.note_write();
-        session.exec_written.extend_from_slice(&args[1..]);
+        session
+            .exec_written
+            .extend(super::keys::may_ready(core, args));
     }
     let outer = std::mem::replace(&mut session.protocol, called.protocol);
     let mut ctx = Ctx::new(core, iters, session, args);

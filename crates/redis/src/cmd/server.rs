@@ -22,8 +22,9 @@ use crate::number::int_arg;
 use crate::session::Session;
 use crate::tracking::TrackingMode;
 
-/// The Redis version reported to clients (the command set and replies follow 7.0).
-pub const REDIS_VERSION: &str = "7.0.0";
+/// The Redis version reported to clients: the release whose commands and replies docdb's
+/// tests check against.
+pub const REDIS_VERSION: &str = "7.0.15";
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -40,12 +41,11 @@ pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
         spec("config", -2, ADMIN, 0, config),
         spec("role", 1, 0, 0, role),
         spec("monitor", 1, ADMIN, 0, monitor),
-        spec("publish", 3, PUBSUB, 0, publish),
+        spec("publish", 3, 0, 0, publish),
         spec("subscribe", -2, PUBSUB, 0, subscribe),
         spec("unsubscribe", -1, PUBSUB, 0, unsubscribe),
         spec("psubscribe", -2, PUBSUB, 0, psubscribe),
         spec("punsubscribe", -1, PUBSUB, 0, punsubscribe),
-        spec("pubsub", -2, 0, 0, pubsub),
         spec("docdb.asof", -3, READONLY, 2, asof),
         spec("shutdown", -1, ADMIN | NO_MULTI, 0, shutdown),
         spec("save", 1, ADMIN | NO_MULTI, 0, save),
@@ -161,40 +161,26 @@ fn quit<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     Ok(ok())
 }
 
-/// Checks a password (and user name, which must be `default`) against `requirepass`.
+/// AUTH's and HELLO AUTH's check: the one-argument form (no user) is refused while the
+/// default user has no password, as in Redis 7; otherwise the ACL user table decides.
 fn check_password<E: Engine>(
     ctx: &mut Ctx<'_, '_, E>,
     user: Option<&[u8]>,
     pass: &[u8],
 ) -> CmdResult<()> {
-    let config = ctx.core.config();
-    let user_ok = user.is_none_or(|u| u == b"default");
-    let pass_ok = match &config.requirepass {
-        Some(expected) => constant_time_eq(pass, expected.as_bytes()),
-        // Without a password the default user takes any: only the one-argument form, which
-        // names no user, is refused, as in Redis 7.
-        None if user.is_none() => {
-            return Err(CmdError::err(
-                "AUTH <password> called without any password configured for the default \
-                 user. Are you sure your configuration is correct?",
-            ));
-        }
-        None => true,
-    };
-    if user_ok && pass_ok {
-        drop(config);
-        ctx.session.authenticated = true;
-        Ok(())
-    } else {
-        Err(CmdError::Err(
-            "WRONGPASS invalid username-password pair or user is disabled.".into(),
-        ))
+    let default_nopass = ctx
+        .core
+        .acl
+        .users()
+        .get("default")
+        .is_some_and(|u| u.flag_names().contains(&"nopass"));
+    if user.is_none() && default_nopass {
+        return Err(CmdError::err(
+            "AUTH <password> called without any password configured for the default user. \
+             Are you sure your configuration is correct?",
+        ));
     }
-}
-
-/// Compares without an early exit, so timing does not reveal the matching prefix.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    super::acl::authenticate(ctx, user, pass)
 }
 
 fn auth<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
@@ -319,6 +305,9 @@ fn command_getkeys<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         .table
         .get(&request[0])
         .ok_or_else(|| CmdError::err("Invalid command specified"))?;
+    if !keyspec::has_keys(spec) {
+        return Err(CmdError::err("The command has no key arguments"));
+    }
     if !spec.arity_ok(request.len()) {
         return Err(CmdError::err(
             "Invalid number of arguments specified for command",
@@ -384,13 +373,16 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if wants("stats") {
         let m = &core.metrics;
         let spans = core.store.docdb().span_totals();
+        let (channels, shard_channels) = core.broker.num_channels();
         let _ = write!(
             out,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             rejected_connections:{}\r\ndead_spans:{}\r\ndead_spans_restored:{}\r\n\r\n",
+             rejected_connections:{}\r\npubsub_channels:{channels}\r\npubsub_patterns:{}\r\n\
+             pubsubshard_channels:{shard_channels}\r\ndead_spans:{}\r\ndead_spans_restored:{}\r\n\r\n",
             m.connections_total.load(Ordering::Relaxed),
             m.total_commands(),
             m.connections_rejected.load(Ordering::Relaxed),
+            core.broker.num_patterns(),
             spans.spans,
             spans.restored,
         );
@@ -515,6 +507,7 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             let own = ClientFilter {
                 ids: vec![ctx.session.id],
                 addr: None,
+                user: None,
             };
             Ok(Frame::Verbatim(ctx.core.registry.list(&own).into_bytes()))
         }
@@ -529,6 +522,7 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             let filter = ClientFilter {
                 ids: Vec::new(),
                 addr: Some(String::from_utf8_lossy(ctx.arg(2)).into_owned()),
+                user: None,
             };
             if ctx.core.registry.kill(&filter, None).is_empty() {
                 return Err(CmdError::err("No such client"));
@@ -537,6 +531,11 @@ fn client<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         "kill" => {
             let (filter, skip_me) = kill_filter(&ctx.args[2..])?;
+            if let Some(user) = &filter.user
+                && !ctx.core.acl.users().contains_key(user)
+            {
+                return Err(CmdError::err(format!("No such user '{user}'")));
+            }
             let skip = skip_me.then_some(ctx.session.id);
             Ok(Frame::Integer(
                 ctx.core.registry.kill(&filter, skip).len() as i64
@@ -881,6 +880,7 @@ fn list_filter(args: &[Vec<u8>]) -> CmdResult<ClientFilter> {
                 .map(|id| client_id(id))
                 .collect::<CmdResult<_>>()?,
             addr: None,
+            user: None,
         }),
         Some(_) => Err(CmdError::Syntax),
     }
@@ -900,6 +900,8 @@ fn kill_filter(args: &[Vec<u8>]) -> CmdResult<(ClientFilter, bool)> {
             filter.ids.push(client_id(value)?);
         } else if is(name, "addr") {
             filter.addr = Some(String::from_utf8_lossy(value).into_owned());
+        } else if is(name, "user") {
+            filter.user = Some(String::from_utf8_lossy(value).into_owned());
         } else if is(name, "skipme") && (is(value, "yes") || is(value, "no")) {
             skip_me = is(value, "yes");
         } else {
@@ -958,6 +960,9 @@ fn settings<E: Engine>(core: &Core<E>) -> Vec<(&'static str, String)> {
             "latency-monitor-threshold",
             core.latency.threshold_ms().to_string(),
         ),
+        // DEBUG and MODULE are refused, as by a Redis without these options set.
+        ("enable-debug-command", "no".into()),
+        ("enable-module-command", "no".into()),
     ]
 }
 
@@ -1010,9 +1015,12 @@ fn config_set<E: Engine>(ctx: &Ctx<'_, '_, E>, name: &[u8], value: &[u8]) -> Cmd
         ))
     };
     match name_text.as_str() {
-        "requirepass" => ctx.core.update_config(|c| {
-            c.requirepass = (!text.is_empty()).then_some(text);
-        }),
+        "requirepass" => {
+            // The default user's password follows requirepass, as in Redis.
+            let password = (!text.is_empty()).then_some(text);
+            ctx.core.acl.set_default_password(password.as_deref());
+            ctx.core.update_config(|c| c.requirepass = password);
+        }
         "maxclients" => {
             let n: usize = text.parse().map_err(|_| bad())?;
             ctx.core.update_config(|c| c.maxclients = n.max(1));
@@ -1116,7 +1124,8 @@ fn subscription_count<E: Engine>(ctx: &Ctx<'_, '_, E>) -> i64 {
     (ctx.session.channels.len() + ctx.session.patterns.len()) as i64
 }
 
-fn confirm(kind: &str, name: Option<Vec<u8>>, count: i64) -> Frame {
+/// A subscription confirmation: its kind, the channel (or null) and the count after it.
+pub(super) fn confirm(kind: &str, name: Option<Vec<u8>>, count: i64) -> Frame {
     Frame::Push(vec![
         Frame::Bulk(kind.as_bytes().to_vec()),
         bulk_or_null(name),
@@ -1158,12 +1167,15 @@ fn reset<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             core.broker.unsubscribe(session.id, &name, pattern);
         }
     }
+    super::sharded::leave_all(core, session);
     session.db = 0;
     session.db_name = "0".into();
     session.protocol = Protocol::Resp2;
     session.name = None;
     (session.replies_off, session.skip_next, session.skipping) = (false, false, false);
-    session.authenticated = core.config().requirepass.is_none();
+    core.acl
+        .start_session(session, core.config().requirepass.is_some());
+    core.registry.update(session);
     session.tracking = None;
     session.caching = false;
     core.tracking.disable(session.id);
@@ -1200,11 +1212,13 @@ fn unsubscribe_generic<E: Engine>(ctx: &mut Ctx<'_, '_, E>, pattern: bool) -> Cm
     finish_replies(ctx, replies)
 }
 
-/// Sends all but the last reply early and returns the last.
-fn finish_replies<E: Engine>(
+/// Sends all but the last confirmation early and returns the last; CLIENT LIST then shows
+/// the new subscription counts.
+pub(super) fn finish_replies<E: Engine>(
     ctx: &mut Ctx<'_, '_, E>,
     mut replies: Vec<Frame>,
 ) -> CmdResult<Frame> {
+    ctx.core.registry.update(ctx.session);
     let last = replies.pop().unwrap_or(Frame::Null);
     ctx.early.extend(replies);
     Ok(last)
@@ -1224,26 +1238,6 @@ fn psubscribe<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 
 fn punsubscribe<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     unsubscribe_generic(ctx, true)
-}
-
-fn pubsub<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
-    let broker = &ctx.core.broker;
-    let sub = ctx.arg(1).to_ascii_lowercase();
-    match sub.as_slice() {
-        b"channels" if ctx.args.len() <= 3 => Ok(bulk_array(
-            broker.channels(ctx.args.get(2).map(Vec::as_slice)),
-        )),
-        b"numsub" => {
-            let mut out = Vec::new();
-            for channel in &ctx.args[2..] {
-                out.push(Frame::Bulk(channel.clone()));
-                out.push(Frame::Integer(broker.num_subscribers(channel)));
-            }
-            Ok(Frame::Array(out))
-        }
-        b"numpat" if ctx.args.len() == 2 => Ok(Frame::Integer(broker.num_patterns())),
-        _ => Err(unknown_subcommand(ctx.arg(1), "PUBSUB")),
-    }
 }
 
 /// DOCDB.ASOF <unix-µs> <read command ...>: the command as of that time.

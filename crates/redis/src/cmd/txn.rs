@@ -94,7 +94,9 @@ fn exec<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
                 .is_some_and(|s| s.flags & WRITE != 0)
             {
                 // For the blocked clients served after EXEC, in this order.
-                session.exec_written.extend_from_slice(&args[1..]);
+                session
+                    .exec_written
+                    .extend(super::keys::may_ready(core, args));
                 wrote = true;
             }
         }
@@ -119,6 +121,7 @@ fn any_changed<E: Engine>(
     for w in watched {
         if store.docdb().written_since(&w.doc_key, w.since)?
             || (w.existed && reads.key_info(&w.doc_key)?.is_none())
+            || store.swapped_since(&w.doc_key, w.since)?
         {
             return Ok(true);
         }
