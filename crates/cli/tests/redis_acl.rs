@@ -380,6 +380,31 @@ fn default_user_password_set_by_acl_gates_new_connections() {
     );
 }
 
+/// A connection that starts as a restricted default user is checked from its first
+/// request, key writes included (they run as write runs, which skip dispatch's check for a
+/// user known to be unrestricted from the connection's start).
+#[test]
+fn a_restricted_default_user_is_checked_from_the_start() {
+    lockstep(
+        &[],
+        2,
+        &[
+            (1, "PING"),
+            (0, "ACL SETUSER default -set ~k*"),
+            (1, RECONNECT),
+            (1, "SET k1 v"),
+            (1, "GET k1"),
+            (1, "INCR k2"),
+            (1, "INCR other"),
+            (1, RECONNECT),
+            (1, "MSET k3 1 k4 2"),
+            (1, "MSET k3 1 x 2"),
+            (0, "ACL SETUSER default +@all allkeys"),
+            (1, "SET x 1"),
+        ],
+    );
+}
+
 /// Commands a script calls are checked for the user running it, as Redis's
 /// `scriptVerifyACL` does (context `lua` in ACL LOG).
 #[test]

@@ -758,19 +758,23 @@ impl Acl {
         self.users().get(name).is_some_and(User::unrestricted)
     }
 
-    /// Whether a new connection starts authenticated (default is on and nopass).
-    pub fn default_open(&self) -> bool {
-        self.users().get("default").is_some_and(User::open)
-    }
-
     /// A connection starting (or RESET): as the default user, authenticated if that is on
     /// and nopass, as Redis's `createClient`.
     pub fn start_session(&self, session: &mut Session, requirepass: bool) {
-        let open = self.default_open();
+        let users = self.users();
+        // Read under the lock, which `update` holds while it bumps the epoch.
+        let epoch = self.epoch();
+        let default = users.get("default");
+        let open = default.is_some_and(User::open);
         session.user = "default".into();
         session.authenticated = open;
         session.acl_locked = !open && !requirepass;
-        session.acl_ok = 0;
+        // Known unrestricted from the start, so that its requests (pipelined writes
+        // included, which do not pass `dispatch`) skip the check.
+        session.acl_ok = match default {
+            Some(user) if user.unrestricted() => epoch,
+            _ => 0,
+        };
     }
 
     /// Whether `name` exists, is on and takes `password`.
