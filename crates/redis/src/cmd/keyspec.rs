@@ -84,24 +84,11 @@ pub fn getkeys<E: Engine>(spec: &Spec<E>, args: &[Vec<u8>]) -> CmdResult<Vec<usi
     }
 }
 
-/// The subcommands of XGROUP and XINFO with Redis 7.0's arities (the command's name
-/// counted): each names its key after the subcommand, HELP aside.
+/// The subcommands of XGROUP and XINFO with Redis 7.0's arities (the tables their handlers
+/// check): each names its key after the subcommand, HELP aside.
 const STREAM_SUBCOMMANDS: &[(&str, &[(&str, i32)])] = &[
-    (
-        "xgroup",
-        &[
-            ("create", -5),
-            ("setid", -5),
-            ("destroy", 4),
-            ("createconsumer", 5),
-            ("delconsumer", 5),
-            ("help", 2),
-        ],
-    ),
-    (
-        "xinfo",
-        &[("stream", -3), ("groups", 3), ("consumers", 4), ("help", 2)],
-    ),
+    ("xgroup", super::stream_groups::XGROUP_SUBS),
+    ("xinfo", super::stream_groups::XINFO_SUBS),
 ];
 
 /// Commands whose keys are a range of arguments rather than the one at `first_key`:

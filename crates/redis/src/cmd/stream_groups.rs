@@ -244,7 +244,7 @@ fn entries_read_after(state: &StreamState, group: &Group, id: StreamId) -> i64 {
 // ---------------------------------------------------------------------------------------
 // XGROUP
 
-const XGROUP_SUBS: &[(&str, i32)] = &[
+pub(super) const XGROUP_SUBS: &[(&str, i32)] = &[
     ("create", -5),
     ("setid", -5),
     ("destroy", 4),
@@ -1234,7 +1234,8 @@ fn xautoclaim<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
 // ---------------------------------------------------------------------------------------
 // XINFO
 
-const XINFO_SUBS: &[(&str, i32)] = &[("consumers", 4), ("groups", 3), ("stream", -3), ("help", 2)];
+pub(super) const XINFO_SUBS: &[(&str, i32)] =
+    &[("consumers", 4), ("groups", 3), ("stream", -3), ("help", 2)];
 
 const XINFO_HELP: &[&str] = &[
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -202,7 +202,7 @@ fn parse_add_trim(args: &[Vec<u8>], xadd: bool) -> CmdResult<AddTrimArgs> {
         if xadd && c_string(opt) == b"*" {
             id = Some(NewId::Auto);
             break;
-        } else if word(opt, "maxlen") && more > 0 {
+        } else if (word(opt, "maxlen") || word(opt, "minid")) && more > 0 {
             if strategy.is_some() {
                 return Err(incompatible());
             }
@@ -212,22 +212,15 @@ fn parse_add_trim(args: &[Vec<u8>], xadd: bool) -> CmdResult<AddTrimArgs> {
                 approx = next == b"~";
                 i += 1;
             }
-            let n = int_arg(&args[i + 1])?;
-            let n =
-                u64::try_from(n).map_err(|_| CmdError::err("The MAXLEN argument must be >= 0."))?;
-            strategy = Some(Strategy::MaxLen(n));
-            i += 1;
-        } else if word(opt, "minid") && more > 0 {
-            if strategy.is_some() {
-                return Err(incompatible());
-            }
-            approx = false;
-            let next = c_string(&args[i + 1]);
-            if more >= 2 && (next == b"~" || next == b"=") {
-                approx = next == b"~";
-                i += 1;
-            }
-            strategy = Some(Strategy::MinId(exact_id(&args[i + 1], STRICT)?));
+            strategy = Some(if word(opt, "maxlen") {
+                let n = int_arg(&args[i + 1])?;
+                Strategy::MaxLen(
+                    u64::try_from(n)
+                        .map_err(|_| CmdError::err("The MAXLEN argument must be >= 0."))?,
+                )
+            } else {
+                Strategy::MinId(exact_id(&args[i + 1], STRICT)?)
+            });
             i += 1;
         } else if word(opt, "limit") && more > 0 {
             limit = int_arg(&args[i + 1])?;
