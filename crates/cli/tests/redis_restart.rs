@@ -702,6 +702,41 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     server.stop();
 }
 
+/// The keys FLUSHDB deleted are swept in the background: their run is kept before any
+/// scan reads it, so the first DBSIZE after it already skips it.
+#[test]
+fn a_flushdb_is_swept_before_the_next_scan() {
+    if common_serve::skipped_on_redis_peer("runs of deleted documents are docdb's") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &["--fsync", "always"]);
+    let mut c = server.client();
+    set_then_flush(&mut c, 3000);
+    // The upkeep sweeps every second; give it a few.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while info_field(&mut c, "stats", "deleted_keys_unswept") > 0
+        || info_field(&mut c, "stats", "dead_spans") == 0
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not swept: {:?}",
+            c.bulk(&["INFO", "stats"])
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        info_field(&mut c, "stats", "dead_spans"),
+        1,
+        "one run of 3000 deleted keys, found by the sweep alone"
+    );
+    assert_eq!(c.int(&["DBSIZE"]), 0);
+    c.ok(&["SET", "key:5", "back"]);
+    assert_eq!(c.strings(&["KEYS", "*"]), vec!["key:5".to_string()]);
+    drop(c);
+    server.stop();
+}
+
 #[test]
 fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
     if common_serve::skipped_on_redis_peer("the dump and the runs are docdb's") {

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dockv::doc_key::{DocKey, SubDocKey, format_key};
 use dockv::value::{Ttl, Value};
@@ -31,6 +31,7 @@ use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
 use crate::saved_spans::SavedSpans;
 use crate::subdoc::SubDocument;
+use crate::sweep::{DeletedQueue, SweepStats};
 use crate::unflushed::UnflushedWrites;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 
@@ -385,6 +386,8 @@ pub struct DocDb<E: Engine> {
     spans: SpanSets,
     /// The documents recent batches wrote, for scans keeping runs.
     recent: RecentWrites,
+    /// Documents deleted since the last sweep (see [`crate::sweep`]).
+    deleted: DeletedQueue,
     /// The hybrid-time ceiling last written (see [`CEILING_KEY`]).
     ceiling: Mutex<HybridTime>,
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
@@ -494,16 +497,30 @@ impl SpanWalk<'_> {
     /// Calls `visit` at each document of `iter` not in a kept run, the iterator on the
     /// document's first record, until it returns [`Seen::Last`]; then [`Self::finish`].
     /// Walking forward, `visit` leaves the iterator past the document; in reverse, anywhere.
+    /// Past `deadline`, it stops before the next document (checked every
+    /// [`DEADLINE_CHECK_EVERY`] documents) and says which.
     fn run<I: EngineIterator>(
         mut self,
         iter: &mut I,
+        deadline: Option<Instant>,
         mut visit: impl FnMut(&mut I, &[u8]) -> Result<Seen>,
-    ) -> Result<ReadStats> {
+    ) -> Result<Walked> {
         let mut doc_key = Vec::new();
+        let mut docs = 0u32;
         while iter.valid()? {
             let doc_len = DocKey::encoded_len(iter.key())?;
             doc_key.clear();
             doc_key.extend_from_slice(&iter.key()[..doc_len]);
+            docs = docs.wrapping_add(1);
+            if docs.is_multiple_of(DEADLINE_CHECK_EVERY)
+                && deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                // The runs read so far hold: each ends at a document read invisible.
+                return Ok(Walked {
+                    stats: self.finish(),
+                    stopped_at: Some(doc_key),
+                });
+            }
             if self.skip(iter, &doc_key) {
                 continue;
             }
@@ -525,8 +542,21 @@ impl SpanWalk<'_> {
                 iter.seek_for_prev(&doc_key);
             }
         }
-        Ok(self.finish())
+        Ok(Walked {
+            stats: self.finish(),
+            stopped_at: None,
+        })
     }
+}
+
+/// How often a walk with a deadline looks at the clock, in documents.
+const DEADLINE_CHECK_EVERY: u32 = 64;
+
+/// What [`SpanWalk::run`] did.
+struct Walked {
+    stats: ReadStats,
+    /// The document a walk past its deadline stopped before.
+    stopped_at: Option<Vec<u8>>,
 }
 
 impl Drop for SpanWalk<'_> {
@@ -775,6 +805,7 @@ impl<E: Engine> DocDb<E> {
             roots,
             spans: SpanSets::default(),
             recent: RecentWrites::new(ceiling),
+            deleted: DeletedQueue::default(),
             ceiling: Mutex::new(ceiling),
             pending: Mutex::new(Pending::default()),
         };
@@ -1017,6 +1048,17 @@ impl<E: Engine> DocDb<E> {
     /// with one seek, and the runs this scan reads are kept for later ones (see
     /// [`crate::dead_spans`]).
     pub fn scan(&self, opts: &ScanOptions) -> Result<(Vec<(DocKey, SubDocument)>, ReadStats)> {
+        let (docs, walked) = self.scan_until(opts, None)?;
+        Ok((docs, walked.stats))
+    }
+
+    /// [`Self::scan`], stopping before its next document once `deadline` has passed (see
+    /// [`SpanWalk::run`]).
+    fn scan_until(
+        &self,
+        opts: &ScanOptions,
+        deadline: Option<Instant>,
+    ) -> Result<(Vec<(DocKey, SubDocument)>, Walked)> {
         let lower = opts
             .lower
             .clone()
@@ -1024,7 +1066,11 @@ impl<E: Engine> DocDb<E> {
         let mut stats = ReadStats::default();
         let limit = opts.limit.unwrap_or(usize::MAX);
         if limit == 0 {
-            return Ok((Vec::new(), stats));
+            let walked = Walked {
+                stats,
+                stopped_at: None,
+            };
+            return Ok((Vec::new(), walked));
         }
         let walk = self.span_walk(SpanSet::Documents, &opts.read, opts.reverse);
         let mut iter = self.bounded_iterator(&lower, opts.upper.as_deref())?;
@@ -1035,7 +1081,7 @@ impl<E: Engine> DocDb<E> {
         }
         let mut scanner = DocScanner::new(&opts.read, &mut stats);
         let mut out = Vec::new();
-        let walked = walk.run(&mut iter, |iter, doc_key| {
+        let mut walked = walk.run(&mut iter, deadline, |iter, doc_key| {
             Ok(match scanner.read(iter, doc_key)? {
                 Some(doc) => {
                     out.push((DocKey::decode(doc_key)?.0, doc));
@@ -1044,8 +1090,8 @@ impl<E: Engine> DocDb<E> {
                 None => Seen::Invisible,
             })
         })?;
-        stats += walked;
-        Ok((out, stats))
+        walked.stats += stats;
+        Ok((out, walked))
     }
 
     /// A walk over the documents of a scan reading with `read`, using the runs of `set`.
@@ -1067,6 +1113,98 @@ impl<E: Engine> DocDb<E> {
             runs: Vec::new(),
             stats: ReadStats::default(),
         }
+    }
+
+    /// Reads, for each kind of scan this database has run ([`SpanSet::Documents`] and
+    /// [`SpanSet::Roots`]), from every document deleted since the last sweep to the next
+    /// visible document, unless a kept run holds it already, and keeps the runs of deleted
+    /// documents found as those scans would (see [`crate::sweep`]): a scan after the sweep
+    /// then skips each run with one seek, where without it the first scan would read every
+    /// deleted document. Stops once `budget` has passed, leaving the rest queued for the next
+    /// sweep. For a caller to run in the background now and then (`docdb serve` does every
+    /// second).
+    pub fn sweep_deleted(&self, budget: Option<Duration>) -> Result<SweepStats> {
+        let started = Instant::now();
+        let mut taken = self.deleted.take();
+        let mut stats = SweepStats {
+            taken: taken.keys.len() as u64,
+            ..SweepStats::default()
+        };
+        let sets: Vec<_> = [SpanSet::Documents, SpanSet::Roots]
+            .into_iter()
+            .filter_map(|set| Some((set, self.spans.existing(set)?)))
+            .collect();
+        if taken.keys.is_empty() || sets.is_empty() {
+            return Ok(stats);
+        }
+        let learned_before: u64 = sets.iter().map(|(_, spans)| spans.stats().learned).sum();
+        let read_ht = self.safe_time();
+        let deadline = budget.map(|budget| started + budget);
+        let mut stopped = Vec::new();
+        let mut swept = 0;
+        for doc_key in &taken.keys {
+            swept += 1;
+            let mut probed = false;
+            for (set, spans) in &sets {
+                if !spans.covers(doc_key, read_ht) {
+                    stopped.extend(self.probe_from(*set, doc_key, read_ht, deadline)?);
+                    probed = true;
+                }
+            }
+            if probed {
+                stats.probes += 1;
+            } else {
+                stats.covered += 1;
+            }
+            // Covered documents cost a lookup each: only a probe spends the budget.
+            let out_of_time = probed && deadline.is_some_and(|d| Instant::now() >= d);
+            if !stopped.is_empty() || out_of_time {
+                break;
+            }
+        }
+        // The next sweep goes on where a probe stopped, and with the rest.
+        let rest = taken.keys.split_off(swept);
+        stats.left = (stopped.len() + rest.len()) as u64;
+        self.deleted.put_back(stopped.into_iter().chain(rest));
+        let learned_after: u64 = sets.iter().map(|(_, spans)| spans.stats().learned).sum();
+        stats.learned = learned_after - learned_before;
+        Ok(stats)
+    }
+
+    /// Documents queued for the next [`Self::sweep_deleted`], and document tombstones left
+    /// out because the queue was full.
+    pub fn sweep_queue(&self) -> (usize, u64) {
+        (self.deleted.len(), self.deleted.overflowed())
+    }
+
+    /// A scan of kind `set` at `read_ht` from `doc_key` up to the first visible document,
+    /// for the runs it keeps; past `deadline` it stops and returns the document it stopped
+    /// before.
+    fn probe_from(
+        &self,
+        set: SpanSet,
+        doc_key: &[u8],
+        read_ht: HybridTime,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<u8>>> {
+        Ok(match set {
+            SpanSet::Documents => {
+                let opts = ScanOptions {
+                    lower: Some(doc_key.to_vec()),
+                    upper: None,
+                    read: ReadOptions::at(read_ht),
+                    limit: Some(1),
+                    reverse: false,
+                };
+                self.scan_until(&opts, deadline)?.1.stopped_at
+            }
+            SpanSet::Roots => {
+                let stop = |_: &[u8], _: &VisibleRecord| false;
+                let walked = self.scan_roots_until(doc_key, &[0xFF], read_ht, deadline, stop)?;
+                walked.stopped_at
+            }
+            SpanSet::Rows(_) => None,
+        })
     }
 
     /// Counters of the runs of invisible documents kept for the scans of `set`.
@@ -1109,15 +1247,29 @@ impl<E: Engine> DocDb<E> {
         lower: &[u8],
         upper: &[u8],
         read_ht: HybridTime,
-        mut visit: impl FnMut(&[u8], &VisibleRecord) -> bool,
+        visit: impl FnMut(&[u8], &VisibleRecord) -> bool,
     ) -> Result<ReadStats> {
+        Ok(self
+            .scan_roots_until(lower, upper, read_ht, None, visit)?
+            .stats)
+    }
+
+    /// [`Self::scan_roots`], stopping before its next document once `deadline` has passed.
+    fn scan_roots_until(
+        &self,
+        lower: &[u8],
+        upper: &[u8],
+        read_ht: HybridTime,
+        deadline: Option<Instant>,
+        mut visit: impl FnMut(&[u8], &VisibleRecord) -> bool,
+    ) -> Result<Walked> {
         let opts = ReadOptions::at(read_ht);
         let walk = self.span_walk(SpanSet::Roots, &opts, false);
         let mut iter = self.bounded_iterator(lower, Some(upper))?;
         iter.seek(lower);
         let mut stats = ReadStats::default();
         let mut past = Vec::new();
-        let walked = walk.run(&mut iter, |iter, doc_key| {
+        let mut walked = walk.run(&mut iter, deadline, |iter, doc_key| {
             let record = visible_record(iter, doc_key, &opts, &mut stats)?;
             past.clear();
             past.extend_from_slice(doc_key);
@@ -1128,8 +1280,8 @@ impl<E: Engine> DocDb<E> {
                 _ => Seen::Invisible,
             })
         })?;
-        stats += walked;
-        Ok(stats)
+        walked.stats += stats;
+        Ok(walked)
     }
 
     /// Whether any record of the document at `doc_key` (an encoded DocKey), its root or
@@ -1493,6 +1645,7 @@ impl<E: Engine> DocDb<E> {
         // documents out of them itself, or has kept them already for `written` to split.
         let number = self.recent.applied(batch, newest, !direct);
         self.spans.written(batch);
+        self.deleted.written(batch);
         number
     }
 

@@ -112,13 +112,18 @@ fn document_end(doc_key: &[u8]) -> Vec<u8> {
 /// The run of invisible documents a scan is in, if any: the documents and spans it read or
 /// skipped one after another since the last visible document.
 #[derive(Debug, Default)]
-pub(crate) struct Run(Option<Span>);
+pub(crate) struct Run {
+    span: Option<Span>,
+    /// The run is one span kept already, which a scan skipping it need not keep again.
+    known: bool,
+}
 
 impl Run {
     /// Adds a skipped span (in either direction).
     pub(crate) fn extend(&mut self, next: &Span) {
-        let Some(run) = &mut self.0 else {
-            self.0 = Some(next.clone());
+        self.known = self.span.is_none();
+        let Some(run) = &mut self.span else {
+            self.span = Some(next.clone());
             return;
         };
         if next.start < run.start {
@@ -133,8 +138,9 @@ impl Run {
     /// Adds the invisible document at `doc_key`, read at `read_ht` (in either direction),
     /// reusing the run's buffers.
     pub(crate) fn extend_document(&mut self, doc_key: &[u8], read_ht: HybridTime) {
-        let Some(run) = &mut self.0 else {
-            self.0 = Some(Span::of_document(doc_key, read_ht));
+        self.known = false;
+        let Some(run) = &mut self.span else {
+            self.span = Some(Span::of_document(doc_key, read_ht));
             return;
         };
         if doc_key < run.start.as_slice() {
@@ -150,9 +156,13 @@ impl Run {
         run.since = run.since.max(read_ht);
     }
 
-    /// Ends the run, handing over its span.
+    /// Ends the run, handing over its span unless it is one kept already.
     pub(crate) fn take(&mut self) -> Option<Span> {
-        self.0.take()
+        let span = self.span.take();
+        if std::mem::take(&mut self.known) {
+            return None;
+        }
+        span
     }
 }
 
@@ -219,6 +229,12 @@ impl SpanSets {
         }
         let mut sets = self.0.write().unwrap_or_else(|e| e.into_inner());
         sets.entry(set).or_default().clone()
+    }
+
+    /// The spans of `set` if some scan has used them.
+    pub(crate) fn existing(&self, set: SpanSet) -> Option<Arc<DeadSpans>> {
+        let sets = self.0.read().unwrap_or_else(|e| e.into_inner());
+        sets.get(&set).cloned()
     }
 
     /// Counters of the spans of `set`.
@@ -331,6 +347,11 @@ impl DeadSpans {
             .cloned()
     }
 
+    /// Whether a read at `read_ht` may skip the document at `doc_key` (an encoded DocKey).
+    pub(crate) fn covers(&self, doc_key: &[u8], read_ht: HybridTime) -> bool {
+        holding(&self.read(), doc_key).is_some_and(|span| span.since <= read_ht)
+    }
+
     /// The span holding the document at `doc_key` that a read at `read_ht` may skip.
     #[cfg(test)]
     fn covering(&self, doc_key: &[u8], read_ht: HybridTime) -> Option<Span> {
@@ -387,7 +408,7 @@ impl DeadSpans {
             batch
                 .iter()
                 .map(|op| op.key())
-                .filter(|key| holding(&spans, key))
+                .filter(|key| holding(&spans, key).is_some())
                 .map(document_of)
                 .collect()
         };
@@ -443,12 +464,14 @@ fn insert_merged(spans: &mut BTreeMap<Vec<u8>, Span>, mut span: Span) {
     spans.insert(span.start.clone(), span);
 }
 
-/// Whether a span in `spans` holds `key`.
-fn holding(spans: &BTreeMap<Vec<u8>, Span>, key: &[u8]) -> bool {
+/// The span in `spans` that holds `key`, if any (spans do not overlap: only the last one
+/// starting at or before the key can).
+fn holding<'s>(spans: &'s BTreeMap<Vec<u8>, Span>, key: &[u8]) -> Option<&'s Span> {
     spans
         .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
         .next_back()
-        .is_some_and(|(_, span)| key < span.end.as_slice())
+        .map(|(_, span)| span)
+        .filter(|span| key < span.end.as_slice())
 }
 
 /// The document records of `batch` (not the engine's metadata), each with its encoded

@@ -20,6 +20,7 @@ pub mod repack;
 mod root_cache;
 pub mod saved_spans;
 pub mod subdoc;
+pub mod sweep;
 pub mod unflushed;
 pub mod write_batch;
 
@@ -33,4 +34,5 @@ pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
 pub use saved_spans::SavedSpans;
 pub use subdoc::{ObjectKind, SubDocument};
+pub use sweep::SweepStats;
 pub use write_batch::{DocLiteral, DocWriteBatch, InitMarkerBehavior};

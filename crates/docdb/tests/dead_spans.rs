@@ -115,6 +115,11 @@ fn the_second_scan_skips_the_deleted_run_with_one_seek() {
     let (second, stats) = scan_at(&db, at(30), false);
     assert_eq!(second, live);
     assert_eq!(stats.spans_skipped, 1);
+    assert_eq!(
+        db.span_stats(SpanSet::Documents).learned,
+        1,
+        "a run that is one kept span is not kept again"
+    );
     assert!(
         stats.entries_seen * 5 < first_stats.entries_seen,
         "the second scan read {} records, the first {}",
@@ -125,6 +130,126 @@ fn the_second_scan_skips_the_deleted_run_with_one_seek() {
     let (reverse, stats) = scan_at(&db, at(30), true);
     assert_eq!(reverse, live.iter().rev().copied().collect::<Vec<_>>());
     assert_eq!(stats.spans_skipped, 1);
+}
+
+/// 100 documents with a value at the root (Redis strings) at time 10, every one but each
+/// tenth deleted at 20: 10 runs of 9.
+fn every_tenth_kept() -> DocDb<MemEngine> {
+    let db = open();
+    for i in 0..100 {
+        put_root(&db, i, None, at(10));
+    }
+    // Scans of both kinds have run: the sweep serves those.
+    scan_at(&db, at(15), false);
+    scan_live_roots(&db, 100, at(15));
+    for i in (0..100).filter(|i| i % 10 != 0) {
+        delete(&db, i, at(20));
+    }
+    db
+}
+
+/// A read time after the sweep's (the clock's now, moved on by the writes at `at(..)`).
+fn after_sweep() -> HybridTime {
+    at(1 << 40)
+}
+
+#[test]
+fn after_a_sweep_the_first_scan_skips_each_deleted_run() {
+    let db = every_tenth_kept();
+    assert_eq!(db.sweep_queue(), (90, 0));
+    let swept = db.sweep_deleted(None).expect("sweep");
+    assert_eq!(swept.taken, 90);
+    // One read per run, from its first document; the other 8 are in the run it kept.
+    assert_eq!(swept.probes, 10, "{swept:?}");
+    assert_eq!(swept.covered, 80, "{swept:?}");
+    assert_eq!(swept.learned, 20, "a run per kind of scan: {swept:?}");
+    assert_eq!(db.sweep_queue(), (0, 0));
+
+    let live: Vec<i64> = (0..100).step_by(10).collect();
+    let (found, stats) = scan_at(&db, after_sweep(), false);
+    assert_eq!(found, live);
+    assert_eq!(stats.spans_skipped, 10, "{stats:?}");
+    assert_eq!(stats.invisible_stepped, 0, "{stats:?}");
+    let (roots, stats) = scan_live_roots(&db, 100, after_sweep());
+    assert_eq!(roots, live);
+    assert_eq!(stats.spans_skipped, 10, "{stats:?}");
+    // Reads before the deletes do not use the runs.
+    let (before, stats) = scan_at(&db, at(15), false);
+    assert_eq!(before, (0..100).collect::<Vec<_>>());
+    assert_eq!(stats.spans_skipped, 0);
+}
+
+#[test]
+fn a_write_after_the_sweep_shows_in_the_next_scan() {
+    let db = every_tenth_kept();
+    db.sweep_deleted(None).expect("sweep");
+    insert(&db, 55, at(1 << 30));
+    let (found, _) = scan_at(&db, after_sweep(), false);
+    let mut live: Vec<i64> = (0..100).step_by(10).collect();
+    live.push(55);
+    live.sort_unstable();
+    assert_eq!(found, live);
+    assert_eq!(read_each(&db, 100, after_sweep()).len(), live.len());
+}
+
+#[test]
+fn a_sweep_serves_only_the_scans_the_database_has_run() {
+    let db = open();
+    for i in 0..20 {
+        insert(&db, i, at(10));
+    }
+    for i in 0..10 {
+        delete(&db, i, at(20));
+    }
+    let swept = db.sweep_deleted(None).expect("sweep");
+    assert_eq!((swept.taken, swept.probes, swept.learned), (10, 0, 0));
+    assert_eq!(db.span_totals().spans, 0);
+}
+
+#[test]
+fn a_sweep_out_of_time_leaves_the_rest_queued() {
+    let db = every_tenth_kept();
+    let swept = db
+        .sweep_deleted(Some(std::time::Duration::ZERO))
+        .expect("sweep");
+    // One probe runs (its run of 9 ends before the walk looks at the clock), then the
+    // sweep stops.
+    assert_eq!((swept.taken, swept.probes, swept.left), (90, 1, 89));
+    assert_eq!(db.sweep_queue(), (89, 0));
+    let swept = db.sweep_deleted(None).expect("sweep");
+    assert_eq!((swept.probes, swept.covered), (9, 80));
+}
+
+#[test]
+fn a_long_run_is_swept_over_several_sweeps() {
+    let db = open();
+    for i in 0..400 {
+        put_root(&db, i, None, at(10));
+    }
+    scan_at(&db, at(15), false);
+    scan_live_roots(&db, 400, at(15));
+    for i in 0..390 {
+        delete(&db, i, at(20));
+    }
+    // Each probe stops within 64 documents; the next sweep goes on from there.
+    let mut sweeps = 0;
+    while db.sweep_queue().0 > 0 {
+        sweeps += 1;
+        assert!(sweeps < 100, "the sweeps make no progress");
+        db.sweep_deleted(Some(std::time::Duration::ZERO))
+            .expect("sweep");
+    }
+    assert!(
+        sweeps >= 6,
+        "390 documents in steps of at most 63: {sweeps} sweeps"
+    );
+    let (found, stats) = scan_at(&db, after_sweep(), false);
+    assert_eq!(found, (390..400).collect::<Vec<_>>());
+    assert_eq!(stats.invisible_stepped, 0, "{stats:?}");
+    assert!(stats.spans_skipped >= 6, "{stats:?}");
+    let (roots, stats) = scan_live_roots(&db, 400, after_sweep());
+    assert_eq!(roots, (390..400).collect::<Vec<_>>());
+    assert_eq!(stats.invisible_stepped, 0, "{stats:?}");
 }
 
 #[test]
@@ -298,7 +423,7 @@ fn random_writes_and_scans_agree_with_point_reads() {
     let seed = Rng::seed_from_env("DOCDB_DEAD_SPANS_SEED");
     let mut rng = Rng::new(seed);
     const KEYS: i64 = 60;
-    let (mut skipped, mut invalidated, mut roots_skipped) = (0, 0, 0);
+    let (mut skipped, mut invalidated, mut roots_skipped, mut sweep_learned) = (0, 0, 0, 0);
     for round in 0..20 {
         let db = open();
         let mut now = 10;
@@ -306,7 +431,7 @@ fn random_writes_and_scans_agree_with_point_reads() {
             now += 1 + rng.below(3);
             let ht = tick(now);
             let i = rng.below(KEYS as u64) as i64;
-            let op = rng.below(13);
+            let op = rng.below(14);
             if std::env::var("TRACE").is_ok() {
                 eprintln!("step {step} now {now} i {i} op {op}");
             }
@@ -331,6 +456,11 @@ fn random_writes_and_scans_agree_with_point_reads() {
                         0
                     };
                     put_root(&db, i, ttl, tick(now - back));
+                }
+                13 => {
+                    // A background sweep of the documents deleted since the last one.
+                    let swept = db.sweep_deleted(None).expect("sweep");
+                    sweep_learned += swept.learned;
                 }
                 _ => {
                     // Scans at now, and now and then in the past or the future.
@@ -368,6 +498,10 @@ fn random_writes_and_scans_agree_with_point_reads() {
     assert!(
         roots_skipped > 100,
         "seed {seed}: {roots_skipped} root spans skipped"
+    );
+    assert!(
+        sweep_learned > 20,
+        "seed {seed}: sweeps kept {sweep_learned} runs"
     );
 }
 

@@ -404,6 +404,21 @@ impl<E: Engine> Core<E> {
                 value,
             );
         }
+        let (unswept, overflowed) = self.store.docdb().sweep_queue();
+        metric(
+            &mut out,
+            "docdb_deleted_unswept",
+            "gauge",
+            "Deleted documents queued for the background sweep that finds their runs.",
+            unswept as u64,
+        );
+        metric(
+            &mut out,
+            "docdb_deleted_unqueued_total",
+            "counter",
+            "Deleted documents left to scans because the sweep's queue was full.",
+            overflowed,
+        );
         if let Ok(stats) = self.store.docdb().engine().statistics() {
             out.push_str(
                 "# HELP docdb_engine Storage engine counters (RocksDB tickers and properties).\n",

@@ -28,6 +28,10 @@ const READ_CHUNK: usize = 16 * 1024;
 /// How long shutdown waits for connections to finish what they are doing.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// The most of each second's upkeep spent sweeping deleted keys (see
+/// `docdb::DocDb::sweep_deleted`): a mass delete is swept over the seconds after it.
+const SWEEP_BUDGET: Duration = Duration::from_millis(200);
+
 /// Serves RESP clients from `listener` until [`Core::request_stop`] (a signal or SHUTDOWN);
 /// then stops accepting, lets every connection finish the requests it has read, and returns.
 pub async fn serve<E: Engine>(core: Arc<Core<E>>, listener: TcpListener) -> io::Result<()> {
@@ -704,6 +708,12 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
                         Ok(true) => tracing::debug!("flushed the memtable for the history cutoff"),
                         Ok(false) => {}
                         Err(e) => tracing::error!(error = %e, "memtable flush failed"),
+                    }
+                    // Deleted keys' runs, so that the next KEYS or SCAN skips them.
+                    match docdb.sweep_deleted(Some(SWEEP_BUDGET)) {
+                        Ok(swept) if swept.taken > 0 => tracing::debug!(?swept, "swept deleted keys"),
+                        Ok(_) => {}
+                        Err(e) => tracing::error!(error = %e, "sweeping deleted keys failed"),
                     }
                 })
                 .await;
