@@ -31,7 +31,7 @@ use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
 use crate::saved_spans::SavedSpans;
 use crate::subdoc::SubDocument;
-use crate::sweep::{DeletedQueue, SweepStats};
+use crate::sweep::{DEADLINE_CHECK_EVERY, DeletedQueue, Probed, SweepStats};
 use crate::unflushed::UnflushedWrites;
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 
@@ -487,6 +487,7 @@ impl SpanWalk<'_> {
     /// its seeks and skipped runs.
     pub fn finish(mut self) -> ReadStats {
         self.visible();
+        self.spans.note_skipped(self.stats.spans_skipped);
         if let Some(place) = self.learns.take() {
             let runs = std::mem::take(&mut self.runs);
             self.spans.learn(runs, self.log, place);
@@ -549,8 +550,15 @@ impl SpanWalk<'_> {
     }
 }
 
-/// How often a walk with a deadline looks at the clock, in documents.
-const DEADLINE_CHECK_EVERY: u32 = 64;
+/// What a sweep did with one queued document.
+enum Swept {
+    /// At least one probe read from it.
+    Probed,
+    /// Kept runs held it for every kind of scan that reads it.
+    Covered,
+    /// No kind of scan swept reads it.
+    Unread,
+}
 
 /// What [`SpanWalk::run`] did.
 struct Walked {
@@ -1122,17 +1130,51 @@ impl<E: Engine> DocDb<E> {
     /// then skips each run with one seek, where without it the first scan would read every
     /// deleted document. Stops once `budget` has passed, leaving the rest queued for the next
     /// sweep. For a caller to run in the background now and then (`docdb serve` does every
-    /// second).
+    /// second). A database with tables sweeps with [`Self::sweep_deleted_with`] instead.
     pub fn sweep_deleted(&self, budget: Option<Duration>) -> Result<SweepStats> {
+        self.sweep(
+            budget,
+            None::<fn(u32, &[u8], HybridTime, Option<Instant>) -> Result<Probed>>,
+        )
+    }
+
+    /// [`Self::sweep_deleted`] for the table rows' sets too ([`SpanSet::Rows`]), whose rows
+    /// only the table layer can read: `probe_rows(table, doc_key, read_ht, deadline)` reads
+    /// from `doc_key` to the table's next row that exists at `read_ht`, with a walk of
+    /// [`Self::span_walk`] so that it keeps the runs it finds, and stops past `deadline`.
+    pub fn sweep_deleted_with<Err: From<Error>>(
+        &self,
+        budget: Option<Duration>,
+        probe_rows: impl FnMut(
+            u32,
+            &[u8],
+            HybridTime,
+            Option<Instant>,
+        ) -> std::result::Result<Probed, Err>,
+    ) -> std::result::Result<SweepStats, Err> {
+        self.sweep(budget, Some(probe_rows))
+    }
+
+    fn sweep<Err, P>(
+        &self,
+        budget: Option<Duration>,
+        mut probe_rows: Option<P>,
+    ) -> std::result::Result<SweepStats, Err>
+    where
+        Err: From<Error>,
+        P: FnMut(u32, &[u8], HybridTime, Option<Instant>) -> std::result::Result<Probed, Err>,
+    {
         let started = Instant::now();
         let mut taken = self.deleted.take();
         let mut stats = SweepStats {
             taken: taken.keys.len() as u64,
             ..SweepStats::default()
         };
-        let sets: Vec<_> = [SpanSet::Documents, SpanSet::Roots]
+        let sets: Vec<_> = self
+            .spans
+            .existing_sets()
             .into_iter()
-            .filter_map(|set| Some((set, self.spans.existing(set)?)))
+            .filter(|(set, _)| probe_rows.is_some() || !matches!(set, SpanSet::Rows(_)))
             .collect();
         if taken.keys.is_empty() || sets.is_empty() {
             return Ok(stats);
@@ -1144,18 +1186,27 @@ impl<E: Engine> DocDb<E> {
         let mut swept = 0;
         for doc_key in &taken.keys {
             swept += 1;
-            let mut probed = false;
-            for (set, spans) in &sets {
-                if !spans.covers(doc_key, read_ht) {
-                    stopped.extend(self.probe_from(*set, doc_key, read_ht, deadline)?);
-                    probed = true;
+            let probed = match self.sweep_document(
+                &sets,
+                doc_key,
+                read_ht,
+                deadline,
+                &mut probe_rows,
+                &mut stopped,
+            )? {
+                Swept::Probed => {
+                    stats.probes += 1;
+                    true
                 }
-            }
-            if probed {
-                stats.probes += 1;
-            } else {
-                stats.covered += 1;
-            }
+                Swept::Covered => {
+                    stats.covered += 1;
+                    false
+                }
+                Swept::Unread => {
+                    stats.unread += 1;
+                    false
+                }
+            };
             // Covered documents cost a lookup each: only a probe spends the budget.
             let out_of_time = probed && deadline.is_some_and(|d| Instant::now() >= d);
             if !stopped.is_empty() || out_of_time {
@@ -1171,23 +1222,60 @@ impl<E: Engine> DocDb<E> {
         Ok(stats)
     }
 
+    /// Probes, for each of `sets` that no kept run of holds `doc_key` yet, from `doc_key` to
+    /// the next visible document; adds to `stopped` where a probe ran out of time.
+    fn sweep_document<Err, P>(
+        &self,
+        sets: &[(SpanSet, Arc<DeadSpans>)],
+        doc_key: &[u8],
+        read_ht: HybridTime,
+        deadline: Option<Instant>,
+        probe_rows: &mut Option<P>,
+        stopped: &mut Vec<Vec<u8>>,
+    ) -> std::result::Result<Swept, Err>
+    where
+        Err: From<Error>,
+        P: FnMut(u32, &[u8], HybridTime, Option<Instant>) -> std::result::Result<Probed, Err>,
+    {
+        let mut swept = Swept::Unread;
+        for (set, spans) in sets {
+            if spans.covers(doc_key, read_ht) {
+                if matches!(swept, Swept::Unread) {
+                    swept = Swept::Covered;
+                }
+                continue;
+            }
+            let outcome = match (set, probe_rows.as_mut()) {
+                (SpanSet::Rows(table), Some(probe)) => probe(*table, doc_key, read_ht, deadline)?,
+                (SpanSet::Rows(_), None) => Probed::NotMine,
+                _ => self.probe_from(*set, doc_key, read_ht, deadline)?,
+            };
+            match outcome {
+                Probed::NotMine => continue,
+                Probed::Read => {}
+                Probed::StoppedAt(at) => stopped.push(at),
+            }
+            swept = Swept::Probed;
+        }
+        Ok(swept)
+    }
+
     /// Documents queued for the next [`Self::sweep_deleted`], and document tombstones left
     /// out because the queue was full.
     pub fn sweep_queue(&self) -> (usize, u64) {
         (self.deleted.len(), self.deleted.overflowed())
     }
 
-    /// A scan of kind `set` at `read_ht` from `doc_key` up to the first visible document,
-    /// for the runs it keeps; past `deadline` it stops and returns the document it stopped
-    /// before.
+    /// A scan of kind `set` (documents or roots) at `read_ht` from `doc_key` up to the first
+    /// visible document, for the runs it keeps; past `deadline` it stops before a document.
     fn probe_from(
         &self,
         set: SpanSet,
         doc_key: &[u8],
         read_ht: HybridTime,
         deadline: Option<Instant>,
-    ) -> Result<Option<Vec<u8>>> {
-        Ok(match set {
+    ) -> Result<Probed> {
+        let walked = match set {
             SpanSet::Documents => {
                 let opts = ScanOptions {
                     lower: Some(doc_key.to_vec()),
@@ -1196,14 +1284,17 @@ impl<E: Engine> DocDb<E> {
                     limit: Some(1),
                     reverse: false,
                 };
-                self.scan_until(&opts, deadline)?.1.stopped_at
+                self.scan_until(&opts, deadline)?.1
             }
             SpanSet::Roots => {
                 let stop = |_: &[u8], _: &VisibleRecord| false;
-                let walked = self.scan_roots_until(doc_key, &[0xFF], read_ht, deadline, stop)?;
-                walked.stopped_at
+                self.scan_roots_until(doc_key, &[0xFF], read_ht, deadline, stop)?
             }
-            SpanSet::Rows(_) => None,
+            SpanSet::Rows(_) => return Ok(Probed::NotMine),
+        };
+        Ok(match walked.stopped_at {
+            Some(at) => Probed::StoppedAt(at),
+            None => Probed::Read,
         })
     }
 

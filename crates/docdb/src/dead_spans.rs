@@ -231,10 +231,12 @@ impl SpanSets {
         sets.entry(set).or_default().clone()
     }
 
-    /// The spans of `set` if some scan has used them.
-    pub(crate) fn existing(&self, set: SpanSet) -> Option<Arc<DeadSpans>> {
+    /// Every set some scan has used.
+    pub(crate) fn existing_sets(&self) -> Vec<(SpanSet, Arc<DeadSpans>)> {
         let sets = self.0.read().unwrap_or_else(|e| e.into_inner());
-        sets.get(&set).cloned()
+        sets.iter()
+            .map(|(set, spans)| (*set, spans.clone()))
+            .collect()
     }
 
     /// Counters of the spans of `set`.
@@ -292,6 +294,8 @@ pub struct DeadSpanStats {
     pub invalidated: u64,
     /// Spans taken back at open from what the last clean close saved.
     pub restored: u64,
+    /// Runs scans skipped with a seek instead of reading them.
+    pub skipped: u64,
 }
 
 impl std::ops::AddAssign for DeadSpanStats {
@@ -300,6 +304,7 @@ impl std::ops::AddAssign for DeadSpanStats {
         self.learned += other.learned;
         self.invalidated += other.invalidated;
         self.restored += other.restored;
+        self.skipped += other.skipped;
     }
 }
 
@@ -310,6 +315,7 @@ pub(crate) struct DeadSpans {
     learned: AtomicU64,
     invalidated: AtomicU64,
     restored: AtomicU64,
+    skipped: AtomicU64,
 }
 
 impl DeadSpans {
@@ -438,6 +444,14 @@ impl DeadSpans {
             learned: self.learned.load(Ordering::Relaxed),
             invalidated: self.invalidated.load(Ordering::Relaxed),
             restored: self.restored.load(Ordering::Relaxed),
+            skipped: self.skipped.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts `runs` a scan skipped.
+    pub(crate) fn note_skipped(&self, runs: u64) {
+        if runs > 0 {
+            self.skipped.fetch_add(runs, Ordering::Relaxed);
         }
     }
 }

@@ -34,5 +34,5 @@ pub use error::{Error, Result};
 pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
 pub use saved_spans::SavedSpans;
 pub use subdoc::{ObjectKind, SubDocument};
-pub use sweep::SweepStats;
+pub use sweep::{Probed, SweepStats};
 pub use write_batch::{DocLiteral, DocWriteBatch, InitMarkerBehavior};

@@ -9,7 +9,9 @@
 //! [`crate::DocDb::sweep_deleted`] later reads from each queued document not yet in a run
 //! to the next visible document, with the kinds of scan the database has run, which keeps
 //! the run as such a scan would (the same rules, so the same guarantees). A scan that comes
-//! after the sweep seeks past the run, as a second scan would.
+//! after the sweep seeks past the run, as a second scan would. Whether a table's row exists
+//! only the table layer knows, so the runs of its SELECTs ([`crate::SpanSet::Rows`]) are swept
+//! through [`crate::DocDb::sweep_deleted_with`], with a probe the table layer gives.
 //!
 //! The queue holds at most [`MAX_QUEUED`] documents. One sweep probe covers a whole run, so
 //! the documents left out of a full queue are mostly found by the probes of their
@@ -28,15 +30,33 @@ use crate::dead_spans::document_of;
 /// Deleted documents queued at most; later ones are counted and left to the scans.
 pub const MAX_QUEUED: usize = 1 << 18;
 
+/// How often a sweep's probe looks at the clock, in documents read.
+pub const DEADLINE_CHECK_EVERY: u32 = 64;
+
+/// What one probe of a sweep did: a read from a deleted document to the next visible one,
+/// for one kind of scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probed {
+    /// The document is not one this kind of scan reads (another table's row): nothing read.
+    NotMine,
+    /// It read up to the next visible document (or the end), keeping the runs it found.
+    Read,
+    /// Its time was up before the document given; the runs read so far are kept, and the
+    /// next sweep goes on from there.
+    StoppedAt(Vec<u8>),
+}
+
 /// What a sweep did, for statistics and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SweepStats {
     /// Queued documents the sweep took.
     pub taken: u64,
-    /// Of those, documents a kept run already held (for every kind of scan swept).
+    /// Of those, documents a kept run already held, for every kind of scan that reads them.
     pub covered: u64,
     /// Reads from a queued document to the next visible one.
     pub probes: u64,
+    /// Taken documents that no kind of scan swept reads (rows of a table never scanned).
+    pub unread: u64,
     /// Runs kept while the sweep ran (by its reads, and by any scan running alongside).
     pub learned: u64,
     /// Documents left in the queue for the next sweep (its time was up).

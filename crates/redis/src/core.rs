@@ -395,6 +395,7 @@ impl<E: Engine> Core<E> {
                 "Runs taken back at start from the last clean shutdown.",
                 spans.restored,
             ),
+            ("skipped", "Runs scans skipped with a seek.", spans.skipped),
         ] {
             metric(
                 &mut out,

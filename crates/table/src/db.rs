@@ -2,8 +2,9 @@
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
-use docdb::{DocDb, InitMarkerBehavior, ReadOptions};
+use docdb::{DocDb, InitMarkerBehavior, Probed, ReadOptions, SweepStats};
 use dockv::doc_key::DocKey;
 use dockv::value::{PrimitiveValue, Value};
 use dockv::{DocHybridTime, HybridTime, KeyEntryValue};
@@ -105,6 +106,22 @@ impl<E: Engine> TableDb<E> {
     /// Every table.
     pub fn tables(&self) -> Vec<Arc<Table>> {
         self.catalog().tables().cloned().collect()
+    }
+
+    /// Reads the runs of documents and rows deleted since the last sweep, for every kind of
+    /// scan run so far, SELECTs on each table included, so that the first scan after a mass
+    /// delete skips them with a seek each; stops once `budget` has passed and leaves the
+    /// rest for the next sweep. See [`DocDb::sweep_deleted_with`]; a server runs it in the
+    /// background now and then.
+    pub fn sweep_deleted(&self, budget: Option<Duration>) -> Result<SweepStats> {
+        self.db
+            .sweep_deleted_with(budget, |table_id, doc_key, read_ht, deadline| {
+                // A table dropped since its scans ran has no rows left to keep runs of.
+                let Some(table) = self.catalog().table_by_id(table_id) else {
+                    return Ok(Probed::NotMine);
+                };
+                self.probe_rows(&table, doc_key, read_ht, deadline)
+            })
     }
 
     /// ALTER TABLE: the new schema version's handle.

@@ -17,8 +17,10 @@
 
 use std::collections::HashMap;
 use std::ops::Bound;
+use std::time::Instant;
 
-use docdb::{ReadOptions, SpanSet, SpanWalk};
+use docdb::sweep::DEADLINE_CHECK_EVERY;
+use docdb::{Probed, ReadOptions, SpanSet, SpanWalk};
 use dockv::HybridTime;
 use dockv::SortOrder;
 use engine::{Engine, EngineIterator, IterOptions};
@@ -338,24 +340,14 @@ impl<E: Engine> TableDb<E> {
             // Raising the TTL later would bring rows back.
             walk.keep_nothing();
         }
-        let mut scan = Scan {
-            tdb: self,
-            table,
-            ctx,
-            walk,
-            statics: HashMap::new(),
-            static_rows: static_rows && table.has_static_columns(),
-            pending: None,
-            queued: None,
-            bufs: RowBuffers::default(),
-            spare: RowValues::default(),
-            // A reverse page resumes below a row whose partition has rows.
-            last_row: select
-                .paging_state
-                .as_ref()
-                .filter(|_| select.reverse)
-                .map(|s| s.last_key.clone()),
-        };
+        let mut scan = Scan::new(self, table, ctx, walk);
+        scan.static_rows = static_rows && table.has_static_columns();
+        // A reverse page resumes below a row whose partition has rows.
+        scan.last_row = select
+            .paging_state
+            .as_ref()
+            .filter(|_| select.reverse)
+            .map(|s| s.last_key.clone());
         if select.reverse {
             iter.seek_to_last();
         } else {
@@ -387,6 +379,52 @@ impl<E: Engine> TableDb<E> {
         };
         Ok((rows, paging_state))
     }
+}
+
+impl<E: Engine> TableDb<E> {
+    /// A sweep's probe (see [`docdb::sweep`]): reads `table` forward from the deleted row at
+    /// `doc_key` to the first row that exists at `read_ht`, as a SELECT would, so that its
+    /// walk keeps the run of rows that do not exist; past `deadline` it stops before a row.
+    pub(crate) fn probe_rows(
+        &self,
+        table: &Table,
+        doc_key: &[u8],
+        read_ht: HybridTime,
+        deadline: Option<Instant>,
+    ) -> Result<Probed> {
+        if !owns_row_key(table, doc_key) {
+            return Ok(Probed::NotMine);
+        }
+        let ctx = self.read_context(table, read_ht)?;
+        if ctx.table_ttl.is_some() {
+            // Its scans keep no runs (see `scan_on`).
+            return Ok(Probed::NotMine);
+        }
+        let walk =
+            self.docdb()
+                .span_walk(SpanSet::Rows(table.id()), &ReadOptions::at(read_ht), false);
+        let upper = table_upper(table);
+        let mut iter = self.scan_iterator(doc_key, upper.as_deref())?;
+        let mut scan = Scan::new(self, table, ctx, walk);
+        scan.deadline = deadline;
+        iter.seek(doc_key);
+        scan.next_row(&mut iter, false)?;
+        let stopped = scan.stopped_at.take();
+        scan.walk.finish();
+        Ok(match stopped {
+            Some(at) => Probed::StoppedAt(at),
+            None => Probed::Read,
+        })
+    }
+}
+
+/// Whether `doc_key` is the DocKey of one of `table`'s rows (or static rows), by where it is
+/// in the key space.
+fn owns_row_key(table: &Table, doc_key: &[u8]) -> bool {
+    doc_key >= table_lower(table).as_slice()
+        && table_upper(table).is_none_or(|upper| doc_key < upper.as_slice())
+        && foreign_region(table, doc_key).is_none()
+        && table.table_tombstone_key().as_deref() != Some(doc_key)
 }
 
 /// Where a SELECT's scan reads: an iterator bounded to the select's [`paged_bounds`], the
@@ -433,9 +471,48 @@ struct Scan<'a, 'd, E: Engine> {
     bufs: RowBuffers,
     /// A returned row's values, whose map the next row reuses.
     spare: RowValues,
+    /// A sweep's probe: when to stop reading (forward, without static-only rows).
+    deadline: Option<Instant>,
+    /// Documents read, for how often to look at the clock.
+    docs: u32,
+    /// The document a scan past its deadline stopped before.
+    stopped_at: Option<Vec<u8>>,
 }
 
-impl<E: Engine> Scan<'_, '_, E> {
+impl<'a, 'd, E: Engine> Scan<'a, 'd, E> {
+    /// A scan of `table` reading with `ctx`; no static-only rows, no deadline.
+    fn new(tdb: &'a TableDb<E>, table: &'a Table, ctx: ReadContext, walk: SpanWalk<'d>) -> Self {
+        Scan {
+            tdb,
+            table,
+            ctx,
+            walk,
+            statics: HashMap::new(),
+            static_rows: false,
+            pending: None,
+            queued: None,
+            last_row: None,
+            bufs: RowBuffers::default(),
+            spare: RowValues::default(),
+            deadline: None,
+            docs: 0,
+            stopped_at: None,
+        }
+    }
+
+    /// Whether the scan's time is up before `doc`, which it then notes.
+    fn out_of_time(&mut self, doc: &[u8]) -> bool {
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        self.docs = self.docs.wrapping_add(1);
+        if self.docs.is_multiple_of(DEADLINE_CHECK_EVERY) && Instant::now() >= deadline {
+            // The runs read so far hold: each ends at a row read as not existing.
+            self.stopped_at = Some(doc.to_vec());
+            return true;
+        }
+        false
+    }
     /// The next existing row in scan direction, static-only rows included when wanted.
     fn next_row<I: EngineIterator>(
         &mut self,
@@ -454,6 +531,9 @@ impl<E: Engine> Scan<'_, '_, E> {
             let Some(doc) = doc else {
                 return Ok(self.pending.take());
             };
+            if self.out_of_time(&doc) {
+                return Ok(self.pending.take());
+            }
             if self.table.is_static_key(&doc) {
                 self.walk.visible();
                 if reverse && !self.static_rows {

@@ -198,7 +198,7 @@ fn a_table_with_a_default_ttl_keeps_no_runs() {
 fn random_writes_and_scans_agree_with_point_reads() {
     let seed = Rng::seed_from_env("DOCDB_DEAD_ROWS_SEED");
     let mut rng = Rng::new(seed);
-    let (mut learned, mut invalidated) = (0, 0);
+    let (mut learned, mut invalidated, mut probes) = (0, 0, 0);
     for round in 0..16 {
         let h = Harness::new();
         let tb = table(&h, round % 2 == 0, round % 4 < 2, false);
@@ -208,7 +208,7 @@ fn random_writes_and_scans_agree_with_point_reads() {
             let at = ms(now);
             let p = rng.below(PARTITIONS as u64) as i32;
             let r = rng.below(ROWS as u64) as i32;
-            match rng.below(12) {
+            match rng.below(13) {
                 0..=3 => {
                     // Sometimes expiring within a few steps (TTLs of 1-8 ms).
                     let ttl = rng.below(3) == 0;
@@ -224,6 +224,7 @@ fn random_writes_and_scans_agree_with_point_reads() {
                 }
                 7 => insert(&h, &tb, ms(now - rng.below(20).min(now - 1)), p, r, &NONE),
                 8 => put_static(&h, &tb, at, p),
+                9 => probes += h.db.sweep_deleted(None).expect("sweep").probes,
                 _ => {
                     let read = match rng.below(4) {
                         0 => ms(now.saturating_sub(rng.below(30))),
@@ -257,4 +258,112 @@ fn random_writes_and_scans_agree_with_point_reads() {
     // The runs must have been kept, and written into, for the test to mean anything.
     assert!(learned > 100, "seed {seed}: {learned} runs kept");
     assert!(invalidated > 100, "seed {seed}: {invalidated} runs split");
+    assert!(probes > 50, "seed {seed}: {probes} sweep probes");
+}
+
+/// Inserts rows `0..rows` into partitions `0..partitions` at 1 and runs a SELECT (a sweep
+/// serves only the kinds of scan that have run).
+fn filled(h: &Harness, tb: &Table, partitions: i32, rows: i32) {
+    for p in 0..partitions {
+        for r in 0..rows {
+            insert(h, tb, ms(1), p, r, &NONE);
+        }
+    }
+    let all = scan(h, tb, Select::all(ms(1)));
+    assert_eq!(all.len(), (partitions * rows) as usize);
+}
+
+#[test]
+fn after_a_sweep_the_first_select_skips_each_run_of_deleted_rows() {
+    for (packed, colocated) in [(false, false), (true, true), (false, true)] {
+        let h = Harness::new();
+        let tb = table(&h, packed, colocated, false);
+        filled(&h, &tb, PARTITIONS, ROWS);
+        // Every row but the last of each partition: one run per partition.
+        for p in 0..PARTITIONS {
+            delete_rows(&h, &tb, ms(2), p, 0..ROWS - 1);
+        }
+        let deleted = (PARTITIONS * (ROWS - 1)) as u64;
+        assert_eq!(h.db.docdb().sweep_queue(), (deleted as usize, 0));
+        let before = rows_stats(&h, &tb);
+        let swept = h.db.sweep_deleted(None).expect("sweep");
+        let case = format!("packed {packed}, colocated {colocated}: {swept:?}");
+        assert_eq!(swept.taken, deleted, "{case}");
+        // One read per run, from its first row; the rest of the run is held by it.
+        assert_eq!(swept.probes, PARTITIONS as u64, "{case}");
+        assert_eq!(swept.covered, deleted - PARTITIONS as u64, "{case}");
+        assert_eq!(swept.learned, PARTITIONS as u64, "{case}");
+        assert_eq!(h.db.docdb().sweep_queue(), (0, 0));
+        assert_eq!(rows_stats(&h, &tb).spans, PARTITIONS as u64);
+
+        let learned = rows_stats(&h, &tb).learned;
+        let expected = rows_each(&h, &tb, ms(3));
+        assert_eq!(expected.len(), PARTITIONS as usize);
+        assert_eq!(scan(&h, &tb, Select::all(ms(3))), expected, "{case}");
+        let after = rows_stats(&h, &tb);
+        assert_eq!(after.skipped - before.skipped, PARTITIONS as u64, "{case}");
+        // It read no run itself: a run read would have been kept.
+        assert_eq!(after.learned, learned, "{case}");
+        // Reads before the deletes do not use the runs.
+        assert_eq!(
+            scan(&h, &tb, Select::all(ms(1))).len(),
+            (PARTITIONS * ROWS) as usize
+        );
+    }
+}
+
+#[test]
+fn a_sweep_reads_only_the_rows_of_tables_that_were_scanned() {
+    let h = Harness::new();
+    let scanned = table(&h, false, true, false);
+    let spec = TableSpec::new("other")
+        .hash_key("h", DataType::Int)
+        .range_key("r", DataType::Int)
+        .column("v", DataType::Int)
+        .with_options(|o| o.colocated = true);
+    let other = h.db.create_table("ks", &spec).expect("create");
+    filled(&h, &scanned, 1, ROWS);
+    for tb in [&scanned, &other] {
+        for r in 0..ROWS {
+            insert(&h, tb, ms(1), 0, r, &NONE);
+        }
+        delete_rows(&h, tb, ms(2), 0, 0..ROWS - 1);
+    }
+    let swept = h.db.sweep_deleted(None).expect("sweep");
+    let deleted = (ROWS - 1) as u64;
+    assert_eq!(swept.taken, 2 * deleted, "{swept:?}");
+    assert_eq!((swept.probes, swept.unread), (1, deleted), "{swept:?}");
+    assert_eq!(rows_stats(&h, &scanned).spans, 1);
+    assert_eq!(rows_stats(&h, &other).spans, 0);
+    // A dropped table's rows are not read either (the drop may queue its rows too).
+    h.db.drop_table("ks", "q", ms(3)).expect("drop");
+    delete_rows(&h, &other, ms(4), 0, ROWS - 1..ROWS);
+    let swept = h.db.sweep_deleted(None).expect("sweep");
+    assert!(swept.taken >= 1, "{swept:?}");
+    assert_eq!((swept.probes, swept.unread), (0, swept.taken), "{swept:?}");
+}
+
+#[test]
+fn a_long_run_of_deleted_rows_is_swept_over_several_sweeps() {
+    let h = Harness::new();
+    let tb = table(&h, true, false, false);
+    filled(&h, &tb, 1, 400);
+    delete_rows(&h, &tb, ms(2), 0, 0..390);
+    // With no time, each probe stops within 64 rows; the next sweep goes on from there.
+    let mut sweeps = 0;
+    while h.db.docdb().sweep_queue().0 > 0 {
+        sweeps += 1;
+        assert!(sweeps < 100, "the sweeps make no progress");
+        h.db.sweep_deleted(Some(std::time::Duration::ZERO))
+            .expect("sweep");
+    }
+    assert!(
+        sweeps >= 6,
+        "390 rows in steps of at most 64: {sweeps} sweeps"
+    );
+    let before = rows_stats(&h, &tb);
+    let found = scan(&h, &tb, Select::all(ms(3)));
+    assert_eq!(found, (390..400).map(|r| (0, r)).collect::<Vec<_>>());
+    let skipped = rows_stats(&h, &tb).skipped - before.skipped;
+    assert!(skipped >= 6, "{skipped} runs skipped");
 }
