@@ -31,6 +31,24 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The most of each second's upkeep spent sweeping deleted keys (see
 /// `docdb::DocDb::sweep_deleted`): a mass delete is swept over the seconds after it.
 const SWEEP_BUDGET: Duration = Duration::from_millis(200);
+/// The budget in a second after one with fewer than [`QUIET_COMMANDS`] commands, when the
+/// sweep takes little from clients.
+const QUIET_SWEEP_BUDGET: Duration = Duration::from_millis(700);
+/// Commands per second below which the server counts as quiet (a monitor polling INFO
+/// stays below it).
+const QUIET_COMMANDS: u64 = 100;
+
+// A sweep must end within its one-second tick.
+const _: () = assert!(QUIET_SWEEP_BUDGET.as_millis() < 1000);
+
+/// This second's sweep budget, after `commands` commands in the last.
+fn sweep_budget(commands: u64) -> Duration {
+    if commands < QUIET_COMMANDS {
+        QUIET_SWEEP_BUDGET
+    } else {
+        SWEEP_BUDGET
+    }
+}
 
 /// Serves RESP clients from `listener` until [`Core::request_stop`] (a signal or SHUTDOWN);
 /// then stops accepting, lets every connection finish the requests it has read, and returns.
@@ -676,6 +694,7 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
     // Client-side caching and blocked XREADGROUPs learn of lapsed TTLs about as soon as
     // Redis's active expiry would.
     let mut expiry_tick = tokio::time::interval(Duration::from_millis(100));
+    let mut commands_then = core.metrics.total_commands();
     loop {
         tokio::select! {
             _ = expiry_tick.tick() => {
@@ -693,6 +712,9 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
             }
             _ = tick.tick() => {
                 core.store.docdb().engine().trim_idle();
+                let commands_now = core.metrics.total_commands();
+                let budget = sweep_budget(commands_now.saturating_sub(commands_then));
+                commands_then = commands_now;
                 let core = core.clone();
                 let done = tokio::task::spawn_blocking(move || {
                     let docdb = core.store.docdb();
@@ -710,7 +732,7 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
                         Err(e) => tracing::error!(error = %e, "memtable flush failed"),
                     }
                     // Deleted keys' runs, so that the next KEYS or SCAN skips them.
-                    match docdb.sweep_deleted(Some(SWEEP_BUDGET)) {
+                    match docdb.sweep_deleted(Some(budget)) {
                         Ok(swept) if swept.taken > 0 => tracing::debug!(?swept, "swept deleted keys"),
                         Ok(_) => {}
                         Err(e) => tracing::error!(error = %e, "sweeping deleted keys failed"),
@@ -723,5 +745,18 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
             }
             _ = shutdown.changed() => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quiet_second_gets_the_longer_sweep() {
+        assert_eq!(sweep_budget(0), QUIET_SWEEP_BUDGET);
+        assert_eq!(sweep_budget(QUIET_COMMANDS - 1), QUIET_SWEEP_BUDGET);
+        assert_eq!(sweep_budget(QUIET_COMMANDS), SWEEP_BUDGET);
+        assert_eq!(sweep_budget(u64::MAX), SWEEP_BUDGET);
     }
 }
