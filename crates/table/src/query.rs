@@ -379,9 +379,7 @@ impl<E: Engine> TableDb<E> {
         };
         Ok((rows, paging_state))
     }
-}
 
-impl<E: Engine> TableDb<E> {
     /// A sweep's probe (see [`docdb::sweep`]): reads `table` forward from the deleted row at
     /// `doc_key` to the first row that exists at `read_ht`, as a SELECT would, so that its
     /// walk keeps the run of rows that do not exist; past `deadline` it stops before a row.
@@ -392,14 +390,11 @@ impl<E: Engine> TableDb<E> {
         read_ht: HybridTime,
         deadline: Option<Instant>,
     ) -> Result<Probed> {
-        if !owns_row_key(table, doc_key) {
+        // A table with a default TTL keeps no runs (see `scan_on`).
+        if table.options().default_ttl.is_some() || !owns_row_key(table, doc_key) {
             return Ok(Probed::NotMine);
         }
         let ctx = self.read_context(table, read_ht)?;
-        if ctx.table_ttl.is_some() {
-            // Its scans keep no runs (see `scan_on`).
-            return Ok(Probed::NotMine);
-        }
         let walk =
             self.docdb()
                 .span_walk(SpanSet::Rows(table.id()), &ReadOptions::at(read_ht), false);
@@ -513,6 +508,7 @@ impl<'a, 'd, E: Engine> Scan<'a, 'd, E> {
         }
         false
     }
+
     /// The next existing row in scan direction, static-only rows included when wanted.
     fn next_row<I: EngineIterator>(
         &mut self,

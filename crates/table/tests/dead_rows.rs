@@ -192,6 +192,10 @@ fn a_table_with_a_default_ttl_keeps_no_runs() {
     delete_rows(&h, &tb, ms(2), 0, 0..ROWS);
     assert!(scan(&h, &tb, Select::all(ms(3))).is_empty());
     assert_eq!(rows_stats(&h, &tb).learned, 0);
+    // Nor does a sweep read its rows.
+    let swept = h.db.sweep_deleted(None).expect("sweep");
+    assert_eq!((swept.probes, swept.unread), (0, ROWS as u64), "{swept:?}");
+    assert_eq!(rows_stats(&h, &tb).learned, 0);
 }
 
 #[test]
