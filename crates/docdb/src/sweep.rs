@@ -110,11 +110,17 @@ impl DeletedQueue {
         }
     }
 
-    /// Puts back documents a sweep had no time for.
+    /// Puts back documents a sweep had no time for; those a queue refilled meanwhile has no
+    /// room for are counted as left out.
     pub(crate) fn put_back(&self, rest: impl Iterator<Item = Vec<u8>>) {
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
         let room = MAX_QUEUED.saturating_sub(keys.len());
-        keys.extend(rest.take(room));
+        let mut rest = rest;
+        keys.extend(rest.by_ref().take(room));
+        let dropped = rest.count() as u64;
+        if dropped > 0 {
+            self.overflowed.fetch_add(dropped, Ordering::Relaxed);
+        }
     }
 
     /// Documents queued or being swept now.
@@ -225,5 +231,12 @@ mod tests {
         queue.put_back(taken.keys[..10].iter().cloned());
         drop(taken);
         assert_eq!(queue.len(), 10);
+        // A queue refilled while a sweep ran takes back only what fits.
+        let mut taken = queue.take();
+        queue.written(&batch);
+        queue.put_back(std::mem::take(&mut taken.keys).into_iter());
+        drop(taken);
+        assert_eq!(queue.len(), MAX_QUEUED);
+        assert_eq!(queue.overflowed(), 3 + 3 + 10);
     }
 }
