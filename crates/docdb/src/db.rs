@@ -23,8 +23,9 @@ use crate::dead_spans::{
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
 use crate::reader::{
-    ChildRange, DocScanner, HYBRID_TIME_BYTE, ReadOptions, ReadStats, RootLevel, VisibleRecord,
-    read_children, read_children_cached, read_subdocument, visible_record, visible_record_cached,
+    ChildRange, DocScanner, HYBRID_TIME_BYTE, NEXTS_BEFORE_SEEK, ReadOptions, ReadStats, RootLevel,
+    VisibleRecord, read_children, read_children_cached, read_subdocument, visible_record,
+    visible_record_cached, visible_root_in_scan,
 };
 use crate::recent_writes::{LogPlace, RecentWrites};
 use crate::repack::TableRulesSource;
@@ -1361,11 +1362,23 @@ impl<E: Engine> DocDb<E> {
         let mut stats = ReadStats::default();
         let mut past = Vec::new();
         let mut walked = walk.run(&mut iter, deadline, |iter, doc_key| {
-            let record = visible_record(iter, doc_key, &opts, &mut stats)?;
-            past.clear();
-            past.extend_from_slice(doc_key);
-            past.push(0xFF);
-            iter.seek(&past);
+            let record = visible_root_in_scan(iter, doc_key, &opts, &mut stats)?;
+            // Past the rest of the document: a Redis string has no more records, a small
+            // collection a few; a large one is left with a seek.
+            let mut stepped = 0;
+            while iter.valid()? && iter.key().starts_with(doc_key) {
+                if stepped == NEXTS_BEFORE_SEEK {
+                    past.clear();
+                    past.extend_from_slice(doc_key);
+                    past.push(0xFF);
+                    stats.seeks += 1;
+                    iter.seek(&past);
+                    break;
+                }
+                stepped += 1;
+                stats.invisible_stepped += 1;
+                iter.next();
+            }
             Ok(match record {
                 Some(record) if record.is_live() => Seen::visible(visit(doc_key, &record)),
                 _ => Seen::Invisible,

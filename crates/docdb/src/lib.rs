@@ -31,7 +31,7 @@ pub use db::{
 };
 pub use dead_spans::{DeadSpanStats, SpanSet};
 pub use error::{Error, Result};
-pub use reader::{ChildRange, ReadOptions, ReadStats, VisibleRecord};
+pub use reader::{ChildRange, DeletedDocs, ReadOptions, ReadStats, VisibleRecord};
 pub use saved_spans::SavedSpans;
 pub use subdoc::{ObjectKind, SubDocument};
 pub use sweep::{Probed, SweepStats};

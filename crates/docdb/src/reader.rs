@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::expiration::{
     Expiration, effective_expiration, effective_ttl, is_expired_at, own_expiration,
 };
+use crate::gc::TOMBSTONE_VALUE;
 use crate::subdoc::{ObjectKind, SubDocument};
 
 /// How to read.
@@ -64,7 +65,7 @@ impl std::ops::AddAssign for ReadStats {
 }
 
 /// How many `next` calls to try before seeking past the remaining versions of a path.
-const NEXTS_BEFORE_SEEK: usize = 4;
+pub(crate) const NEXTS_BEFORE_SEEK: usize = 4;
 
 /// The type byte between a record's path and its hybrid time.
 pub(crate) const HYBRID_TIME_BYTE: u8 = KeyEntryType::HybridTime.as_u8();
@@ -355,6 +356,31 @@ pub(crate) fn visible_record_cached<I: EngineIterator>(
     stats: &mut ReadStats,
     root: &mut Option<RootLevel>,
 ) -> Result<Option<VisibleRecord>> {
+    visible_record_with(iter, path, opts, stats, root, Mode::Lookup)
+}
+
+/// The visible record at the root of the document at `doc_key` (an encoded DocKey), for a
+/// forward scan over documents: the iterator is on the document's first record, reached in
+/// key order, and is left past the root's versions, on the document's next record (if any).
+/// Unlike [`visible_record`], it seeks only when the root's newest versions are newer than
+/// the read time.
+pub(crate) fn visible_root_in_scan<I: EngineIterator>(
+    iter: &mut I,
+    doc_key: &[u8],
+    opts: &ReadOptions,
+    stats: &mut ReadStats,
+) -> Result<Option<VisibleRecord>> {
+    visible_record_with(iter, doc_key, opts, stats, &mut None, Mode::Scan)
+}
+
+fn visible_record_with<I: EngineIterator>(
+    iter: &mut I,
+    path: &[u8],
+    opts: &ReadOptions,
+    stats: &mut ReadStats,
+    root: &mut Option<RootLevel>,
+    mode: Mode,
+) -> Result<Option<VisibleRecord>> {
     let mut ends = Vec::new();
     component_ends(path, &mut ends)?;
     let depth = ends.len() - 1;
@@ -362,7 +388,7 @@ pub(crate) fn visible_record_cached<I: EngineIterator>(
     let mut reader = DocReader::new(opts, stats, usize::MAX);
     reader.read_ancestors_from(iter, path, &ends, root)?;
     let parent = reader.stack.last().copied().unwrap_or_default();
-    let version = reader.visible_version(iter, path, Mode::Lookup)?;
+    let version = reader.visible_version(iter, path, mode)?;
     let version = version.filter(|v| v.time > parent.overwrite);
     let exp = version.as_ref().map(|v| reader.effective_expiration(v));
     if depth == 0 {
@@ -422,6 +448,7 @@ struct PathBuffers {
 /// Reads the documents of a scan one after another, reusing its buffers.
 pub(crate) struct DocScanner<'a> {
     reader: DocReader<'a>,
+    deleted: DeletedDocs,
     ends: Vec<usize>,
 }
 
@@ -430,6 +457,7 @@ impl<'a> DocScanner<'a> {
     pub(crate) fn new(opts: &'a ReadOptions, stats: &'a mut ReadStats) -> Self {
         DocScanner {
             reader: DocReader::new(opts, stats, 0),
+            deleted: DeletedDocs::new(opts.read_ht),
             ends: Vec::new(),
         }
     }
@@ -440,8 +468,12 @@ impl<'a> DocScanner<'a> {
         iter: &mut I,
         doc_key: &[u8],
     ) -> Result<Option<SubDocument>> {
+        if self.deleted.step_over(iter, doc_key, self.reader.stats)? {
+            return Ok(None);
+        }
         component_ends(doc_key, &mut self.ends)?;
         let reader = &mut self.reader;
+        reader.after_lookup = false;
         reader.stack.clear();
         reader.root_depth = self.ends.len() - 1;
         reader.read_ancestors(iter, doc_key, &self.ends)?;
@@ -658,12 +690,8 @@ impl<'a> DocReader<'a> {
         mode: Mode,
     ) -> Result<Option<Version>> {
         if self.read_suffix.is_empty() {
-            let mut time = Vec::new();
-            DocHybridTime::encode_time_prefix(self.opts.read_ht, &mut time);
-            self.read_time_prefix_len = 1 + time.len();
-            self.read_suffix.push(HYBRID_TIME_BYTE);
-            let max_write_id = dockv::hybrid_time::MAX_WRITE_ID;
-            DocHybridTime::encode_with_prefix(&time, max_write_id, &mut self.read_suffix);
+            self.read_time_prefix_len =
+                encode_read_suffix(self.opts.read_ht, &mut self.read_suffix);
         }
         let mut target = std::mem::take(&mut self.target);
         target.clear();
@@ -715,18 +743,8 @@ impl<'a> DocReader<'a> {
 
     /// Moves past the remaining versions of a path: a few `next`s, then a seek.
     fn skip_versions<I: EngineIterator>(&mut self, iter: &mut I, path: &[u8]) -> Result<()> {
-        for _ in 0..NEXTS_BEFORE_SEEK {
-            if !(iter.valid()? && is_version_of(iter.key(), path)) {
-                return Ok(());
-            }
-            self.stats.invisible_stepped += 1;
-            iter.next();
-        }
-        if iter.valid()? && is_version_of(iter.key(), path) {
-            // Children start with a type byte above '#'.
-            let mut past = path.to_vec();
-            past.push(KeyEntryType::HybridTime.as_u8() + 1);
-            self.seek(iter, &past);
+        if skip_versions(iter, path, self.stats)? {
+            self.after_lookup = false;
         }
         Ok(())
     }
@@ -793,6 +811,141 @@ impl<'a> DocReader<'a> {
                 .1;
         }
         node
+    }
+}
+
+/// Moves past the remaining versions of `path`: a few `next`s, then a seek. Returns whether
+/// it sought.
+fn skip_versions<I: EngineIterator>(
+    iter: &mut I,
+    path: &[u8],
+    stats: &mut ReadStats,
+) -> Result<bool> {
+    for _ in 0..NEXTS_BEFORE_SEEK {
+        if !(iter.valid()? && is_version_of(iter.key(), path)) {
+            return Ok(false);
+        }
+        stats.invisible_stepped += 1;
+        iter.next();
+    }
+    if !(iter.valid()? && is_version_of(iter.key(), path)) {
+        return Ok(false);
+    }
+    // Children start with a type byte above '#'.
+    let mut past = path.to_vec();
+    past.push(KeyEntryType::HybridTime.as_u8() + 1);
+    stats.seeks += 1;
+    iter.seek(&past);
+    Ok(true)
+}
+
+/// Writes `#` and `read_ht` with the largest write id into `out` (the first version a read
+/// at `read_ht` may see: versions at or before it sort at or after these bytes); returns
+/// the length of `#` and the time without the write id.
+fn encode_read_suffix(read_ht: HybridTime, out: &mut Vec<u8>) -> usize {
+    let mut time = Vec::new();
+    DocHybridTime::encode_time_prefix(read_ht, &mut time);
+    out.push(HYBRID_TIME_BYTE);
+    DocHybridTime::encode_with_prefix(&time, dockv::hybrid_time::MAX_WRITE_ID, out);
+    1 + time.len()
+}
+
+/// Steps a forward scan over plainly deleted documents: those whose newest readable record
+/// is a root tombstone (without TTL or user timestamp) with nothing under it newer. That is
+/// told from keys and one value byte, decoding no time and no path, so such a document costs
+/// little more than the engine's steps over its records; a path with a long history under
+/// it is still left with a seek after a few steps, as a full read leaves it. Scans of
+/// documents and of table rows share it.
+#[derive(Debug)]
+pub struct DeletedDocs {
+    /// See [`encode_read_suffix`].
+    read_suffix: Vec<u8>,
+    /// The encoded time of the tombstone being stepped under.
+    tombstone: Vec<u8>,
+}
+
+impl DeletedDocs {
+    /// For a scan reading at `read_ht`.
+    pub fn new(read_ht: HybridTime) -> Self {
+        let mut read_suffix = Vec::new();
+        encode_read_suffix(read_ht, &mut read_suffix);
+        DeletedDocs {
+            read_suffix,
+            tombstone: Vec::new(),
+        }
+    }
+
+    /// With the iterator on the first record of the document at `doc_key` (an encoded
+    /// DocKey): steps past the document and returns true if it is plainly deleted; else
+    /// returns false with the iterator back on the document's first record (sought there if
+    /// it had moved). Counts records and seeks into `stats` as a full read does.
+    pub fn step_over<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        doc_key: &[u8],
+        stats: &mut ReadStats,
+    ) -> Result<bool> {
+        if !iter.valid()? {
+            return Ok(false);
+        }
+        let Some(root_time) = iter.key().strip_prefix(doc_key) else {
+            return Ok(false);
+        };
+        if root_time.first() != Some(&HYBRID_TIME_BYTE)
+            || root_time < self.read_suffix.as_slice()
+            || iter.value() != TOMBSTONE_VALUE
+        {
+            return Ok(false);
+        }
+        self.tombstone.clear();
+        self.tombstone.extend_from_slice(&root_time[1..]);
+        let before = *stats;
+        stats.entries_seen += 1;
+        iter.next();
+        if self.hides_the_rest(iter, doc_key, stats)? {
+            return Ok(true);
+        }
+        // Something under the tombstone is newer: a full read decides, from the start.
+        *stats = before;
+        stats.seeks += 1;
+        iter.seek(doc_key);
+        Ok(false)
+    }
+
+    /// Steps over the records of `doc_key` after its root tombstone while each is not newer
+    /// than it; false at the first that is.
+    fn hides_the_rest<I: EngineIterator>(
+        &self,
+        iter: &mut I,
+        doc_key: &[u8],
+        stats: &mut ReadStats,
+    ) -> Result<bool> {
+        let mut hidden = 0;
+        while iter.valid()? {
+            let key = iter.key();
+            if !key.starts_with(doc_key) {
+                break;
+            }
+            // Encoded times sort newest first: "not newer" is "not below" as bytes.
+            let Some((path, time)) = DocHybridTime::split_from_end(key) else {
+                return Ok(false);
+            };
+            if time < self.tombstone.as_slice() {
+                return Ok(false);
+            }
+            stats.entries_seen += 1;
+            hidden += 1;
+            if hidden % (NEXTS_BEFORE_SEEK + 1) == 0 {
+                // Every few records one goes the full read's way, which seeks past its
+                // path's remaining versions: a long history is not stepped through.
+                let path = path.to_vec();
+                skip_versions(iter, &path, stats)?;
+            } else {
+                stats.invisible_stepped += 1;
+                iter.next();
+            }
+        }
+        Ok(true)
     }
 }
 

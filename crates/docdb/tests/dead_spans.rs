@@ -132,6 +132,47 @@ fn the_second_scan_skips_the_deleted_run_with_one_seek() {
     assert_eq!(stats.spans_skipped, 1);
 }
 
+#[test]
+fn a_deleted_document_costs_its_records_and_a_long_history_costs_seeks() {
+    let db = open();
+    // Document 0: 40 versions of its two columns, then deleted; document 1 alive.
+    for t in 1..=40 {
+        insert(&db, 0, at(t));
+    }
+    delete(&db, 0, at(50));
+    insert(&db, 1, at(50));
+    let (found, stats) = scan_at(&db, at(60), false);
+    assert_eq!(found, vec![1]);
+    // Each column's history is left with a seek after a few steps, not stepped through.
+    assert!(stats.seeks >= 2, "{stats:?}");
+    assert!(stats.invisible_stepped < 30, "{stats:?}");
+
+    // A plainly deleted document: its tombstone and its two columns, three records, no seek.
+    let db = open();
+    insert(&db, 0, at(10));
+    delete(&db, 0, at(20));
+    insert(&db, 1, at(20));
+    let (found, stats) = scan_at(&db, at(30), false);
+    assert_eq!(found, vec![1]);
+    assert_eq!(stats.seeks, 0, "{stats:?}");
+    assert_eq!(stats.invisible_stepped, 2, "{stats:?}");
+
+    // Read before the delete, the document is there; a column written after it shows.
+    assert_eq!(scan_at(&db, at(15), false).0, vec![0]);
+    let mut batch = db.batch(at(25));
+    batch
+        .set(&column(0, 12), Value::new(PrimitiveValue::Int64(7)))
+        .expect("set");
+    batch.commit().expect("commit");
+    let (docs, _) = scan_docs(&db, at(30), false);
+    let expected = db
+        .get(&SubDocKey::new(doc(0), vec![]), &ReadOptions::at(at(30)))
+        .expect("get")
+        .expect("the column written after the delete");
+    assert_eq!(docs.first(), Some(&(0, expected)));
+    assert_eq!(docs.len(), 2);
+}
+
 /// 100 documents with a value at the root (Redis strings) at time 10, every one but each
 /// tenth deleted at 20: 10 runs of 9.
 fn every_tenth_kept() -> DocDb<MemEngine> {

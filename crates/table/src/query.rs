@@ -20,7 +20,7 @@ use std::ops::Bound;
 use std::time::Instant;
 
 use docdb::sweep::DEADLINE_CHECK_EVERY;
-use docdb::{Probed, ReadOptions, SpanSet, SpanWalk};
+use docdb::{DeletedDocs, Probed, ReadOptions, ReadStats, SpanSet, SpanWalk};
 use dockv::HybridTime;
 use dockv::SortOrder;
 use engine::{Engine, EngineIterator, IterOptions};
@@ -453,6 +453,8 @@ struct Scan<'a, 'd, E: Engine> {
     /// Skips runs of rows that do not exist, as earlier scans found them, and keeps the
     /// runs this one finds. A partition's static row ends a run.
     walk: SpanWalk<'d>,
+    /// Steps over deleted rows without decoding them.
+    deleted: DeletedDocs,
     statics: HashMap<Vec<u8>, RowValues>,
     /// Whether static-only rows are returned.
     static_rows: bool,
@@ -480,6 +482,7 @@ impl<'a, 'd, E: Engine> Scan<'a, 'd, E> {
         Scan {
             tdb,
             table,
+            deleted: DeletedDocs::new(ctx.read_ht),
             ctx,
             walk,
             statics: HashMap::new(),
@@ -615,6 +618,15 @@ impl<'a, 'd, E: Engine> Scan<'a, 'd, E> {
         doc_key: Vec<u8>,
         reverse: bool,
     ) -> Result<Option<Found>> {
+        // Forward, the iterator is on the row's first record (a reverse scan's is on its last).
+        if !reverse
+            && self
+                .deleted
+                .step_over(iter, &doc_key, &mut ReadStats::default())?
+        {
+            self.walk.invisible(&doc_key);
+            return Ok(None);
+        }
         let values = self.read_doc(iter, &doc_key, reverse)?;
         if !values.exists {
             self.walk.invisible(&doc_key);
