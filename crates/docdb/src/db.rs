@@ -1363,8 +1363,9 @@ impl<E: Engine> DocDb<E> {
         let mut past = Vec::new();
         let mut walked = walk.run(&mut iter, deadline, |iter, doc_key| {
             let record = visible_root_in_scan(iter, doc_key, &opts, &mut stats)?;
-            // Past the rest of the document: a Redis string has no more records, a small
-            // collection a few; a large one is left with a seek.
+            // Past the rest of the document (records below the root, which this scan does
+            // not read): a Redis string has none, a small collection a few; a large one is
+            // left with a seek.
             let mut stepped = 0;
             while iter.valid()? && iter.key().starts_with(doc_key) {
                 if stepped == NEXTS_BEFORE_SEEK {
@@ -1376,7 +1377,6 @@ impl<E: Engine> DocDb<E> {
                     break;
                 }
                 stepped += 1;
-                stats.invisible_stepped += 1;
                 iter.next();
             }
             Ok(match record {

@@ -173,6 +173,29 @@ fn a_deleted_document_costs_its_records_and_a_long_history_costs_seeks() {
     assert_eq!(docs.len(), 2);
 }
 
+#[test]
+fn a_root_scan_reads_roots_in_place_and_seeks_only_past_large_documents() {
+    let db = open();
+    for i in 0..10 {
+        put_root(&db, i, None, at(10));
+    }
+    let (found, stats) = scan_live_roots(&db, 10, at(20));
+    assert_eq!(found, (0..10).collect::<Vec<_>>());
+    assert_eq!(stats.seeks, 0, "roots alone are read in place: {stats:?}");
+
+    // Document 3 gets 20 records below its root, document 4 two: only 3's are sought past.
+    let mut batch = db.batch(at(11));
+    for col in 0..20 {
+        let value = Value::new(PrimitiveValue::Int64(i64::from(col)));
+        batch.set(&column(3, col), value).expect("set");
+    }
+    batch.commit().expect("commit");
+    insert(&db, 4, at(11));
+    let (found, stats) = scan_live_roots(&db, 10, at(20));
+    assert_eq!(found, (0..10).collect::<Vec<_>>());
+    assert_eq!(stats.seeks, 1, "{stats:?}");
+}
+
 /// 100 documents with a value at the root (Redis strings) at time 10, every one but each
 /// tenth deleted at 20: 10 runs of 9.
 fn every_tenth_kept() -> DocDb<MemEngine> {

@@ -601,38 +601,55 @@ impl<'a, 'd, E: Engine> Scan<'a, 'd, E> {
         if reverse {
             iter.seek(doc_key);
         }
-        read_row_into(iter, doc_key, &self.ctx, &mut self.bufs)?;
+        let values = self.read_here(iter, doc_key)?;
         if reverse {
             iter.seek_for_prev(doc_key);
         }
+        Ok(values)
+    }
+
+    /// Reads the document at `doc_key` from the iterator's place on its first record,
+    /// leaving the iterator past it.
+    fn read_here<I: EngineIterator>(&mut self, iter: &mut I, doc_key: &[u8]) -> Result<RowValues> {
+        read_row_into(iter, doc_key, &self.ctx, &mut self.bufs)?;
         let mut values = std::mem::take(&mut self.spare);
         assemble_into(self.table, &self.bufs.cells, &self.ctx, &mut values)?;
         Ok(values)
     }
 
-    /// Reads the clustering row at `doc_key` like [`Self::read_doc`]. `None` when the row
-    /// does not exist.
+    /// Reads the clustering row at `doc_key` like [`Self::read_doc`]; a plainly deleted row
+    /// is stepped over unread ([`DeletedDocs`]). `None` when the row does not exist.
     fn read<I: EngineIterator>(
         &mut self,
         iter: &mut I,
         doc_key: Vec<u8>,
         reverse: bool,
     ) -> Result<Option<Found>> {
-        // Forward, the iterator is on the row's first record (a reverse scan's is on its last).
-        if !reverse
-            && self
-                .deleted
-                .step_over(iter, &doc_key, &mut ReadStats::default())?
-        {
-            self.walk.invisible(&doc_key);
-            return Ok(None);
+        if reverse {
+            // On the row's last record: it is read from its first.
+            iter.seek(&doc_key);
         }
-        let values = self.read_doc(iter, &doc_key, reverse)?;
-        if !values.exists {
-            self.walk.invisible(&doc_key);
-            self.spare = values;
-            return Ok(None);
+        let deleted = self
+            .deleted
+            .step_over(iter, &doc_key, &mut ReadStats::default())?;
+        let values = if deleted {
+            None
+        } else {
+            Some(self.read_here(iter, &doc_key)?)
+        };
+        if reverse {
+            iter.seek_for_prev(&doc_key);
         }
+        let values = match values {
+            Some(values) if values.exists => values,
+            unread_or_absent => {
+                self.walk.invisible(&doc_key);
+                if let Some(values) = unread_or_absent {
+                    self.spare = values;
+                }
+                return Ok(None);
+            }
+        };
         self.walk.visible();
         let key = self.table.decode_key(&doc_key)?;
         let statics = self.statics_for(&key)?;
