@@ -984,15 +984,11 @@ impl<E: Engine> DocDb<E> {
         opts: ReadOptions,
     ) -> Result<DocView<'a, E>> {
         let commits_before = self.roots.commits();
-        let mut iter = match recycled {
+        let iter = match recycled {
             Some(iter) => iter,
             None => self.view_iterator()?,
         };
-        let mut upper = Vec::with_capacity(doc_key.len() + 1);
-        upper.extend_from_slice(doc_key);
-        upper.push(0xFF);
-        iter.reset(Some(doc_key), Some(&upper))?;
-        let iter = self.layered(iter, Some(doc_key), Some(&upper));
+        let iter = self.aimed(iter, doc_key)?;
         Ok(self.view_on(iter, doc_key, opts, commits_before))
     }
 
@@ -1004,18 +1000,22 @@ impl<E: Engine> DocDb<E> {
             .iterator(IterOptions::new().prefix(PrefixMode::Seek))?)
     }
 
+    /// An iterator narrowed to the document at `doc_key`. It is the engine's kept iterator
+    /// ([`Self::view_iterator`]) when one is free: building and freeing an iterator's tree
+    /// over the memtables and files costs a point read more than its seek does.
     fn doc_iterator(&self, doc_key: &[u8]) -> Result<Layered<E::Iter<'_>>> {
-        let mut upper = doc_key.to_vec();
+        self.aimed(self.view_iterator()?, doc_key)
+    }
+
+    /// `iter` (from [`Self::view_iterator`]) re-aimed at the document at `doc_key` alone.
+    fn aimed<'a>(&self, mut iter: E::Iter<'a>, doc_key: &[u8]) -> Result<Layered<E::Iter<'a>>> {
+        let mut upper = Vec::with_capacity(doc_key.len() + 1);
+        upper.extend_from_slice(doc_key);
         upper.push(0xFF);
         // Reads stay within the document, and the reader seeks so that either extractor's
         // filters are safe to use: [`doc_key_prefix`]'s skip the files that lack the
         // document, [`sub_doc_key_prefix`]'s those that lack a looked-up path.
-        let iter = self.engine.iterator(
-            IterOptions::new()
-                .lower(doc_key)
-                .upper(upper.clone())
-                .prefix(PrefixMode::Seek),
-        )?;
+        iter.reset(Some(doc_key), Some(&upper))?;
         Ok(self.layered(iter, Some(doc_key), Some(&upper)))
     }
 

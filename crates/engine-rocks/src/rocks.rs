@@ -315,6 +315,9 @@ impl Engine for RocksEngine {
             self.db
                 .compact_range_opt(None::<&[u8]>, None::<&[u8]>, &compact)
         });
+        // Kept iterators pin the files the compaction replaced: let them go, so the space
+        // comes back now rather than at their next use.
+        self.pool.clear();
         let Some(manual) = &self.manual else {
             compacted.map_err(convert)?;
             return Ok(CompactionOutcome::default());
@@ -474,10 +477,14 @@ impl IterPool {
 
     fn trim_idle(&self) {
         if !self.used.swap(false, Ordering::Relaxed) {
-            let idle =
-                std::mem::take(&mut *self.kept.lock().unwrap_or_else(PoisonError::into_inner));
-            drop(idle);
+            self.clear();
         }
+    }
+
+    /// Drops every kept iterator (outside the lock).
+    fn clear(&self) {
+        let kept = std::mem::take(&mut *self.kept.lock().unwrap_or_else(PoisonError::into_inner));
+        drop(kept);
     }
 }
 

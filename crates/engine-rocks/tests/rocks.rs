@@ -501,6 +501,28 @@ fn kept_iterators_release_old_files_once_idle() {
     assert_eq!(versions(&e), 1, "an idle pool releases its iterators");
 }
 
+#[test]
+fn a_full_compaction_releases_kept_iterators() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(config(&dir)).expect("open");
+    let versions = |e: &RocksEngine| {
+        e.property_int("rocksdb.num-live-versions")
+            .expect("property")
+            .expect("known property")
+    };
+    put(&e, b"a", b"1");
+    e.flush().expect("flush");
+    drop(e.iterator(IterOptions::new()).expect("iterator"));
+    put(&e, b"b", b"2");
+    e.compact_all().expect("compact");
+    // Without the release the kept iterator would pin the version of the first flush, and
+    // with it the file the compaction replaced, until its next use.
+    assert_eq!(versions(&e), 1, "the compaction let the kept iterator go");
+    let mut iter = e.iterator(IterOptions::new()).expect("iterator");
+    iter.seek_to_first();
+    assert_eq!(iter.key(), b"a");
+}
+
 /// Every file of `dir` with its length and modification time.
 fn files(dir: &std::path::Path) -> Vec<(String, u64, std::time::SystemTime)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
