@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use dockv::doc_key::{DocKey, component_ends};
+use dockv::doc_key::{DocKey, component_ends, component_ends_below};
 use dockv::value::{PrimitiveValue, Ttl, ValueControlFields};
 use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue};
 use engine::EngineIterator;
@@ -66,6 +66,9 @@ impl std::ops::AddAssign for ReadStats {
 
 /// How many `next` calls to try before seeking past the remaining versions of a path.
 pub(crate) const NEXTS_BEFORE_SEEK: usize = 4;
+
+/// Bytes of subkeys a reader's path buffers hold beyond the path they start from.
+const PATH_ROOM: usize = 32;
 
 /// The type byte between a record's path and its hybrid time.
 pub(crate) const HYBRID_TIME_BYTE: u8 = KeyEntryType::HybridTime.as_u8();
@@ -194,7 +197,7 @@ pub(crate) fn read_children_cached<I: EngineIterator>(
     match (depth, *root) {
         (0, Some(RootLevel(known))) => reader.stack.push(known),
         _ => {
-            let own = reader.visible_version(iter, path, Mode::Lookup)?;
+            let own = reader.visible_version(iter, path, Mode::Lookup, None)?;
             reader.apply(depth, own, None);
             if depth == 0 {
                 *root = reader.stack.first().copied().map(RootLevel);
@@ -388,7 +391,7 @@ fn visible_record_with<I: EngineIterator>(
     let mut reader = DocReader::new(opts, stats, usize::MAX);
     reader.read_ancestors_from(iter, path, &ends, root)?;
     let parent = reader.stack.last().copied().unwrap_or_default();
-    let version = reader.visible_version(iter, path, mode)?;
+    let version = reader.visible_version(iter, path, mode, None)?;
     let version = version.filter(|v| v.time > parent.overwrite);
     let exp = version.as_ref().map(|v| reader.effective_expiration(v));
     if depth == 0 {
@@ -527,7 +530,7 @@ impl<'a> DocReader<'a> {
                 self.stack.push(known);
                 continue;
             }
-            let version = self.visible_version(iter, &path[..ends[level]], Mode::Lookup)?;
+            let version = self.visible_version(iter, &path[..ends[level]], Mode::Lookup, None)?;
             self.apply(level, version, None);
             if level == 0 {
                 *root = self.stack.first().copied().map(RootLevel);
@@ -564,7 +567,10 @@ impl<'a> DocReader<'a> {
         } = paths;
         // Start as if the read root itself had just been seen, so its ancestors' levels stay.
         let root_end = root_ends[root_ends.len() - 1];
+        // Room for a few subkeys below the root, so the swapped buffers do not regrow.
         prev_path.clear();
+        prev_path.reserve(path.len() + PATH_ROOM);
+        cur_path.reserve(path.len() + PATH_ROOM);
         prev_path.extend_from_slice(path);
         prev_ends.clear();
         prev_ends.extend_from_slice(root_ends);
@@ -591,7 +597,8 @@ impl<'a> DocReader<'a> {
                 continue;
             }
             hidden_run = 0;
-            let Some(time) = component_ends(key, ends)? else {
+            // The key starts with `path`, whose components are known.
+            let Some(time) = component_ends_below(key, root_ends, ends)? else {
                 return Err(Error::Corruption(format!(
                     "record without hybrid time: {}",
                     dockv::escape::format_bytes(key)
@@ -621,7 +628,7 @@ impl<'a> DocReader<'a> {
                 self.stack.push(parent);
                 self.skip_versions(iter, cur_path)?;
             } else {
-                let version = self.visible_version(iter, cur_path, Mode::Scan)?;
+                let version = self.visible_version(iter, cur_path, Mode::Scan, Some(time))?;
                 self.apply(depth, version, Some((cur_path, &ends[..], root_end)));
             }
             std::mem::swap(prev_path, cur_path);
@@ -682,12 +689,14 @@ impl<'a> DocReader<'a> {
     }
 
     /// Finds the newest version of `path` at or before the read time, folding TTL merge
-    /// records into it (see [`Mode`] for where the iterator starts and ends).
+    /// records into it (see [`Mode`] for where the iterator starts and ends). `current` is
+    /// the time of the iterator's key, if the caller decoded it already.
     fn visible_version<I: EngineIterator>(
         &mut self,
         iter: &mut I,
         path: &[u8],
         mode: Mode,
+        mut current: Option<DocHybridTime>,
     ) -> Result<Option<Version>> {
         if self.read_suffix.is_empty() {
             self.read_time_prefix_len =
@@ -695,6 +704,7 @@ impl<'a> DocReader<'a> {
         }
         let mut target = std::mem::take(&mut self.target);
         target.clear();
+        target.reserve(path.len() + self.read_suffix.len() + PATH_ROOM);
         target.extend_from_slice(path);
         target.extend_from_slice(&self.read_suffix);
         let on_path = mode == Mode::Scan && iter.valid()? && is_version_of(iter.key(), path);
@@ -710,6 +720,7 @@ impl<'a> DocReader<'a> {
             if on_path {
                 self.stats.invisible_stepped += 1;
             }
+            current = None;
             self.seek(iter, &target[..seek_to]);
             self.after_lookup = mode == Mode::Lookup;
         }
@@ -717,7 +728,10 @@ impl<'a> DocReader<'a> {
         let mut merged_exp = None;
         let mut found = None;
         while iter.valid()? && is_version_of(iter.key(), path) {
-            let (_, time) = DocHybridTime::decode_from_end(iter.key())?;
+            let time = match current.take() {
+                Some(time) => time,
+                None => DocHybridTime::decode_from_end(iter.key())?.1,
+            };
             let (control, payload) = ValueControlFields::decode(iter.value())?;
             if control.is_ttl_merge() {
                 // Only the newest merge record counts.

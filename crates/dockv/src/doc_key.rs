@@ -310,8 +310,34 @@ impl fmt::Display for SubDocKey {
 /// last end). Used by GC and reads to compare paths without building them.
 pub fn component_ends(key: &[u8], ends: &mut Vec<usize>) -> Result<Option<DocHybridTime>> {
     ends.clear();
-    let mut rest = skip_doc_key(key)?;
+    let rest = skip_doc_key(key)?;
     ends.push(key.len() - rest.len());
+    subkey_ends(key, rest, ends)
+}
+
+/// [`component_ends`] of a key that starts with a path whose ends are `path_ends` (as
+/// `component_ends` gave them): only the rest of the key is parsed. The caller vouches for
+/// the shared start; `path_ends` empty or past the key's end falls back to parsing it all.
+pub fn component_ends_below(
+    key: &[u8],
+    path_ends: &[usize],
+    ends: &mut Vec<usize>,
+) -> Result<Option<DocHybridTime>> {
+    let Some(rest) = path_ends.last().and_then(|&end| key.get(end..)) else {
+        return component_ends(key, ends);
+    };
+    ends.clear();
+    ends.extend_from_slice(path_ends);
+    subkey_ends(key, rest, ends)
+}
+
+/// Pushes the end of each subkey of `rest`, the tail of `key`, and decodes the hybrid time
+/// that ends it, if any.
+fn subkey_ends(
+    key: &[u8],
+    mut rest: &[u8],
+    ends: &mut Vec<usize>,
+) -> Result<Option<DocHybridTime>> {
     while let Some(&first) = rest.first() {
         if first == KeyEntryType::HybridTime.as_u8() {
             let (time, tail) = DocHybridTime::decode(&rest[1..])?;
@@ -630,8 +656,23 @@ mod tests {
             proptest::prop_assert_eq!(at(a).cmp(&at(b)), b.cmp(&a));
         }
 
+        /// Parsing below any of a key's own leading paths gives what parsing it whole gives.
         #[test]
-        fn decoders_never_panic(bytes: Vec<u8>) {
+        fn component_ends_below_a_path_agree(key in any_sub_doc_key(), cut: usize) {
+            let bytes = key.encode();
+            let mut all = Vec::new();
+            let time = component_ends(&bytes, &mut all).expect("parses");
+            let depth = cut % all.len();
+            let path_ends = &all[..=depth];
+            let mut below = Vec::new();
+            let below_time = component_ends_below(&bytes, path_ends, &mut below).expect("parses");
+            proptest::prop_assert_eq!(&below, &all);
+            proptest::prop_assert_eq!(below_time, time);
+        }
+
+        #[test]
+        fn decoders_never_panic(bytes: Vec<u8>, path_ends: Vec<usize>) {
+            let _ = component_ends_below(&bytes, &path_ends, &mut Vec::new());
             let _ = SubDocKey::decode(&bytes);
             let _ = DocKey::decode(&bytes);
             let _ = SubDocKeyView::parse(&bytes);
