@@ -857,8 +857,9 @@ fn skip_versions<I: EngineIterator>(
 /// at `read_ht` may see: versions at or before it sort at or after these bytes); returns
 /// the length of `#` and the time without the write id.
 fn encode_read_suffix(read_ht: HybridTime, out: &mut Vec<u8>) -> usize {
-    let mut time = Vec::new();
+    let mut time = Vec::with_capacity(dockv::hybrid_time::MAX_ENCODED_LEN);
     DocHybridTime::encode_time_prefix(read_ht, &mut time);
+    out.reserve(1 + dockv::hybrid_time::MAX_ENCODED_LEN);
     out.push(HYBRID_TIME_BYTE);
     DocHybridTime::encode_with_prefix(&time, dockv::hybrid_time::MAX_WRITE_ID, out);
     1 + time.len()
