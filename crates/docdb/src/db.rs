@@ -1646,8 +1646,12 @@ impl<E: Engine> DocDb<E> {
     /// the oldest write in it may be older than half the history retention, so that full
     /// compactions (whose cutoff stays below unflushed writes, see [`crate::unflushed`]) keep
     /// collecting history up to the retention. Returns whether it flushed; it never waits for
-    /// a flush or compaction already running.
+    /// a flush or compaction already running. It also lets the engine drop the iterators it
+    /// keeps for reads if none was used since the previous call
+    /// ([`engine::Engine::trim_idle`]): a kept iterator pins the memtables and files it last
+    /// read.
     pub fn maintain(&self) -> Result<bool> {
+        self.engine.trim_idle();
         let Some(oldest) = self.policy.unflushed.oldest_since_checkpoint() else {
             return Ok(false);
         };

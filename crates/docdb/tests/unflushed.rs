@@ -143,3 +143,36 @@ fn upkeep_flushes_once_the_oldest_unflushed_write_is_half_the_retention_old() {
     assert_eq!(in_memtable(), Some(0));
     assert!(!db.maintain().expect("maintain"), "nothing written since");
 }
+
+/// Point reads leave the engine's iterator kept for the next one; upkeep lets it go once a
+/// second passed without a read, so it does not pin a memtable the database flushed.
+#[test]
+fn upkeep_releases_the_iterator_reads_kept_once_they_stop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let physical = Arc::new(AtomicU64::new(1_000_000));
+    let db = open(dir.path(), &physical);
+    let versions = || {
+        db.engine()
+            .property_int("rocksdb.num-live-versions")
+            .expect("property")
+            .expect("known property")
+    };
+    set(&db, "k", 1_000_000, None);
+    db.flush().expect("flush");
+    assert!(get(&db, "k", 1_000_001).is_some());
+    set(&db, "j", 1_000_002, None);
+    db.flush().expect("flush");
+    assert_eq!(
+        versions(),
+        2,
+        "the read's kept iterator pins the first flush's version"
+    );
+    db.maintain().expect("maintain");
+    assert_eq!(versions(), 2, "read since the last upkeep: still kept");
+    db.maintain().expect("maintain");
+    assert_eq!(versions(), 1, "no read since: released");
+    assert!(
+        get(&db, "j", 1_000_003).is_some(),
+        "a read after the release sees the latest"
+    );
+}

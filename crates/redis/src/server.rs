@@ -711,7 +711,6 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
                 }
             }
             _ = tick.tick() => {
-                core.store.docdb().engine().trim_idle();
                 let commands_now = core.metrics.total_commands();
                 let budget = sweep_budget(commands_now.saturating_sub(commands_then));
                 commands_then = commands_now;
