@@ -477,47 +477,50 @@ fn a_reused_iterator_reads_the_latest_state() {
     );
 }
 
+/// RocksDB's versions of the file set still referenced (the current one included).
+fn live_versions(e: &RocksEngine) -> u64 {
+    e.property_int("rocksdb.num-live-versions")
+        .expect("property")
+        .expect("known property")
+}
+
+/// A flushed `a`, and an iterator of that version kept in the pool; then `b` written.
+fn keep_an_iterator_then_write(e: &RocksEngine) {
+    put(e, b"a", b"1");
+    e.flush().expect("flush");
+    drop(e.iterator(IterOptions::new()).expect("iterator"));
+    put(e, b"b", b"2");
+}
+
 #[test]
 fn kept_iterators_release_old_files_once_idle() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = RocksEngine::open(config(&dir)).expect("open");
-    let versions = |e: &RocksEngine| {
-        e.property_int("rocksdb.num-live-versions")
-            .expect("property")
-            .expect("known property")
-    };
-    put(&e, b"a", b"1");
-    e.flush().expect("flush");
-    drop(e.iterator(IterOptions::new()).expect("iterator"));
+    keep_an_iterator_then_write(&e);
     // A flush makes a new version; the kept iterator still pins the old one.
-    put(&e, b"b", b"2");
     e.flush().expect("flush");
-    assert_eq!(versions(&e), 2, "the kept iterator pins its version");
+    assert_eq!(live_versions(&e), 2, "the kept iterator pins its version");
     // Used since the last trim: kept.
     e.trim_idle();
-    assert_eq!(versions(&e), 2);
+    assert_eq!(live_versions(&e), 2);
     // Unused since the last trim: released.
     e.trim_idle();
-    assert_eq!(versions(&e), 1, "an idle pool releases its iterators");
+    assert_eq!(live_versions(&e), 1, "an idle pool releases its iterators");
 }
 
 #[test]
 fn a_full_compaction_releases_kept_iterators() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = RocksEngine::open(config(&dir)).expect("open");
-    let versions = |e: &RocksEngine| {
-        e.property_int("rocksdb.num-live-versions")
-            .expect("property")
-            .expect("known property")
-    };
-    put(&e, b"a", b"1");
-    e.flush().expect("flush");
-    drop(e.iterator(IterOptions::new()).expect("iterator"));
-    put(&e, b"b", b"2");
+    keep_an_iterator_then_write(&e);
     e.compact_all().expect("compact");
     // Without the release the kept iterator would pin the version of the first flush, and
     // with it the file the compaction replaced, until its next use.
-    assert_eq!(versions(&e), 1, "the compaction let the kept iterator go");
+    assert_eq!(
+        live_versions(&e),
+        1,
+        "the compaction let the kept iterator go"
+    );
     let mut iter = e.iterator(IterOptions::new()).expect("iterator");
     iter.seek_to_first();
     assert_eq!(iter.key(), b"a");
