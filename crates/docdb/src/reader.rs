@@ -7,8 +7,6 @@
 //! expiration its children inherit: a record not newer than its nearest overwritten ancestor
 //! is invisible.
 
-use std::collections::BTreeMap;
-
 use dockv::doc_key::{DocKey, component_ends, component_ends_below};
 use dockv::value::{PrimitiveValue, Ttl, ValueControlFields};
 use dockv::{DocHybridTime, HybridTime, KeyEntryType, KeyEntryValue};
@@ -19,7 +17,7 @@ use crate::expiration::{
     Expiration, effective_expiration, effective_ttl, is_expired_at, own_expiration,
 };
 use crate::gc::TOMBSTONE_VALUE;
-use crate::subdoc::{ObjectKind, SubDocument};
+use crate::subdoc::{Children, ObjectKind, SubDocument};
 
 /// How to read.
 #[derive(Debug, Clone, Default)]
@@ -80,40 +78,6 @@ struct Level {
     exp: Expiration,
 }
 
-#[derive(Debug, Default)]
-enum NodeValue {
-    #[default]
-    None,
-    Primitive(PrimitiveValue),
-    Marker(ObjectKind),
-}
-
-#[derive(Debug, Default)]
-struct Node {
-    value: NodeValue,
-    children: BTreeMap<Vec<u8>, (KeyEntryValue, Node)>,
-}
-
-impl Node {
-    fn into_subdocument(self) -> Option<SubDocument> {
-        let mut children = BTreeMap::new();
-        for (encoded, (key, child)) in self.children {
-            if let Some(doc) = child.into_subdocument() {
-                children.insert(encoded, (key, doc));
-            }
-        }
-        match self.value {
-            NodeValue::Primitive(v) if children.is_empty() => Some(SubDocument::Primitive(v)),
-            NodeValue::Marker(kind) => Some(SubDocument::Object { kind, children }),
-            _ if children.is_empty() => None,
-            _ => Some(SubDocument::Object {
-                kind: ObjectKind::Object,
-                children,
-            }),
-        }
-    }
-}
-
 /// How [`DocReader::visible_version`] treats the iterator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -148,7 +112,7 @@ pub fn read_subdocument<I: EngineIterator>(
     let mut reader = DocReader::new(opts, stats, root_depth);
     reader.read_ancestors(iter, path, &ends)?;
     reader.read_subtree(iter, path, &ends)?;
-    Ok(reader.root.into_subdocument())
+    Ok(reader.root)
 }
 
 /// Which first-level children of a path [`read_children`] returns: encoded subkeys (the
@@ -251,15 +215,14 @@ pub(crate) fn read_children_cached<I: EngineIterator>(
             continue;
         }
         reader.stack.truncate(depth + 1);
-        reader.root = Node::default();
+        reader.root = None;
         component_ends(&child, &mut child_ends)?;
         if range.reverse {
             // The iterator is on the child's last key; its subtree is read forward.
             reader.seek(iter, &child);
         }
         reader.read_subtree(iter, &child, &child_ends)?;
-        let node = std::mem::take(&mut reader.root);
-        if let Some(doc) = node.into_subdocument() {
+        if let Some(doc) = reader.root.take() {
             out.push((KeyEntryValue::decode(rel)?.0, doc));
         }
         if range.reverse {
@@ -430,7 +393,8 @@ struct DocReader<'a> {
     opts: &'a ReadOptions,
     stats: &'a mut ReadStats,
     stack: Vec<Level>,
-    root: Node,
+    /// The result below the read root, built as records arrive (see [`DocReader::apply`]).
+    root: Option<SubDocument>,
     root_depth: usize,
     /// Whether the iterator was last positioned by a lookup's seek, which is exact for that
     /// path's versions only (see [`DocReader::visible_version`]).
@@ -481,7 +445,7 @@ impl<'a> DocScanner<'a> {
         reader.root_depth = self.ends.len() - 1;
         reader.read_ancestors(iter, doc_key, &self.ends)?;
         reader.read_subtree(iter, doc_key, &self.ends)?;
-        Ok(std::mem::take(&mut reader.root).into_subdocument())
+        Ok(reader.root.take())
     }
 }
 
@@ -495,7 +459,7 @@ impl<'a> DocReader<'a> {
             opts,
             stats,
             stack: Vec::new(),
-            root: Node::default(),
+            root: None,
             root_depth,
             after_lookup: false,
             paths: PathBuffers::default(),
@@ -786,46 +750,86 @@ impl<'a> DocReader<'a> {
             return;
         };
         let expired = is_expired_at(exp, version.time.ht, self.opts.table_ttl, self.opts.read_ht);
-        let value = if expired || version.payload.is_tombstone() {
-            NodeValue::None
-        } else if let Some(kind) = ObjectKind::from_marker(&version.payload) {
-            NodeValue::Marker(kind)
-        } else {
-            NodeValue::Primitive(version.payload)
+        if expired || version.payload.is_tombstone() {
+            // Nothing to show. A path is applied once, before any record below it (its own
+            // versions sort before its children's keys), so nothing was placed there yet;
+            // a live record below it later makes it an object.
+            return;
+        }
+        let doc = match ObjectKind::from_marker(&version.payload) {
+            Some(kind) => SubDocument::Object {
+                kind,
+                children: Children::new(),
+            },
+            None => SubDocument::Primitive(version.payload),
         };
-        let node = self.node_at(path, ends, root_end);
-        node.value = value;
-        node.children.clear();
+        self.place(path, ends, root_end, doc);
     }
 
     /// The version's own expiration (its TTL, or a newer merge record's) if it is at least as
     /// recent as the one its parent passes down; otherwise the parent's.
     fn effective_expiration(&self, version: &Version) -> Expiration {
         let own = own_expiration(version.time.ht, version.control.ttl, version.merged_exp);
+        if own.is_none()
+            && self
+                .stack
+                .iter()
+                .all(|level| level.exp == Expiration::default())
+        {
+            // No TTL anywhere above or on the record: the common case, with nothing to fold.
+            return Expiration::default();
+        }
         let chain = self.stack.iter().rev().map(|level| level.exp);
         effective_expiration(own, chain, version.time.ht)
     }
 
-    /// The result node for the components of `path` below the read root, created as needed.
-    fn node_at(&mut self, path: &[u8], ends: &[usize], root_end: usize) -> &mut Node {
-        let mut node = &mut self.root;
+    /// Puts `doc` into the result at `path` (whose component ends are `ends`), below the
+    /// read root: the objects above it are created as needed, and a primitive above it
+    /// becomes an object, as a newer record below a value replaces it.
+    fn place(&mut self, path: &[u8], ends: &[usize], root_end: usize, doc: SubDocument) {
+        let mut below = ends.iter().copied().filter(|&end| end > root_end);
+        let Some(mut end) = below.next() else {
+            self.root = Some(doc);
+            return;
+        };
         let mut start = root_end;
-        for &end in ends.iter().filter(|&&e| e > root_end) {
+        let mut node = self.root.get_or_insert_with(empty_object);
+        for next in below {
             let bytes = &path[start..end];
-            start = end;
-            node = &mut node
-                .children
+            node = &mut children_of(node)
                 .entry(bytes.to_vec())
-                .or_insert_with(|| {
-                    // Component boundaries came from a successful skip, so this decodes.
-                    let key =
-                        KeyEntryValue::decode(bytes).map_or(KeyEntryValue::Highest, |(k, _)| k);
-                    (key, Node::default())
-                })
+                .or_insert_with(|| (decode_subkey(bytes), empty_object()))
                 .1;
+            (start, end) = (end, next);
         }
-        node
+        let bytes = &path[start..end];
+        children_of(node).insert(bytes.to_vec(), (decode_subkey(bytes), doc));
     }
+}
+
+/// An object without children: what a path with live records below it, and no init marker
+/// or value of its own, reads as.
+fn empty_object() -> SubDocument {
+    SubDocument::Object {
+        kind: ObjectKind::Object,
+        children: Children::new(),
+    }
+}
+
+/// The children of `node`, turning a primitive into an object first.
+fn children_of(node: &mut SubDocument) -> &mut Children {
+    match node {
+        SubDocument::Object { children, .. } => children,
+        primitive => {
+            *primitive = empty_object();
+            children_of(primitive)
+        }
+    }
+}
+
+/// One subkey of a record's path. Its bounds came from a successful parse, so it decodes.
+fn decode_subkey(bytes: &[u8]) -> KeyEntryValue {
+    KeyEntryValue::decode(bytes).map_or(KeyEntryValue::Highest, |(key, _)| key)
 }
 
 /// Moves past the remaining versions of `path`: a few `next`s, then a seek. Returns whether
