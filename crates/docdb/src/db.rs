@@ -995,26 +995,23 @@ impl<E: Engine> DocDb<E> {
     /// An iterator for [`Self::view_reusing`]: unbounded, each view narrowing it to one
     /// document, and using prefix bloom filters where the engine has them.
     pub fn view_iterator(&self) -> Result<E::Iter<'_>> {
-        Ok(self
-            .engine
-            .iterator(IterOptions::new().prefix(PrefixMode::Seek))?)
+        Ok(self.engine.iterator(view_iterator_options())?)
     }
 
     /// An iterator narrowed to the document at `doc_key`. It is the engine's kept iterator
     /// ([`Self::view_iterator`]) when one is free: building and freeing an iterator's tree
     /// over the memtables and files costs a point read more than its seek does.
     fn doc_iterator(&self, doc_key: &[u8]) -> Result<Layered<E::Iter<'_>>> {
-        self.aimed(self.view_iterator()?, doc_key)
+        let upper = doc_upper_bound(doc_key);
+        let iter =
+            self.engine
+                .iterator_within(view_iterator_options(), Some(doc_key), Some(&upper))?;
+        Ok(self.layered(iter, Some(doc_key), Some(&upper)))
     }
 
     /// `iter` (from [`Self::view_iterator`]) re-aimed at the document at `doc_key` alone.
     fn aimed<'a>(&self, mut iter: E::Iter<'a>, doc_key: &[u8]) -> Result<Layered<E::Iter<'a>>> {
-        let mut upper = Vec::with_capacity(doc_key.len() + 1);
-        upper.extend_from_slice(doc_key);
-        upper.push(0xFF);
-        // Reads stay within the document, and the reader seeks so that either extractor's
-        // filters are safe to use: [`doc_key_prefix`]'s skip the files that lack the
-        // document, [`sub_doc_key_prefix`]'s those that lack a looked-up path.
+        let upper = doc_upper_bound(doc_key);
         iter.reset(Some(doc_key), Some(&upper))?;
         Ok(self.layered(iter, Some(doc_key), Some(&upper)))
     }
@@ -1784,6 +1781,23 @@ impl<E: Engine> DocDb<E> {
         self.recent.landed_deferred();
         Ok(written?)
     }
+}
+
+/// Options of the iterators views and point reads use: unbounded, each read narrowing it
+/// to one document, with prefix bloom filters where the engine has them. Reads stay within
+/// the document, and the reader seeks so that either extractor's filters are safe to use:
+/// [`doc_key_prefix`]'s skip the files that lack the document, [`sub_doc_key_prefix`]'s
+/// those that lack a looked-up path.
+fn view_iterator_options() -> IterOptions {
+    IterOptions::new().prefix(PrefixMode::Seek)
+}
+
+/// The exclusive upper bound of the records of the document at `doc_key`.
+fn doc_upper_bound(doc_key: &[u8]) -> Vec<u8> {
+    let mut upper = Vec::with_capacity(doc_key.len() + 1);
+    upper.extend_from_slice(doc_key);
+    upper.push(0xFF);
+    upper
 }
 
 /// A batch written outside `write_now`, between [`DocDb::before_write`] and its landing;

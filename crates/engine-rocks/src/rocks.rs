@@ -244,19 +244,29 @@ impl KvRead for RocksEngine {
 
     fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
         let Some(kind) = PoolKind::of(&opts) else {
-            return Ok(RocksIter::new(opts, true, None, |read| {
+            return Ok(RocksIter::opened(opts, true, None, |read| {
                 self.db.raw_iterator_opt(read)
             }));
         };
-        let pool = Some((&self.pool, kind));
-        let Some(kept) = self.pool.take(kind) else {
-            return Ok(RocksIter::new(opts, true, pool, |read| {
+        let pool = (&self.pool, kind);
+        match self.pool.take(kind) {
+            // A kept iterator still reads the state of its last use.
+            Some(kept) => RocksIter::kept(kept, pool),
+            None => Ok(RocksIter::opened(opts, true, Some(pool), |read| {
                 self.db.raw_iterator_opt(read)
-            }));
-        };
-        let mut iter = RocksIter::new(opts, true, pool, |_| kept);
-        // A kept iterator still reads the state of its last use.
-        iter.inner.refresh().map_err(convert)?;
+            })),
+        }
+    }
+
+    fn iterator_within(
+        &self,
+        opts: IterOptions,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+    ) -> Result<RocksIter<'_>> {
+        // New or kept, the iterator reads the latest state already: no second refresh.
+        let mut iter = self.iterator(opts)?;
+        iter.narrow(lower, upper)?;
         Ok(iter)
     }
 }
@@ -392,7 +402,7 @@ impl KvRead for RocksSnapshot<'_> {
     }
 
     fn iterator(&self, opts: IterOptions) -> Result<RocksIter<'_>> {
-        Ok(RocksIter::new(opts, false, None, |read| {
+        Ok(RocksIter::opened(opts, false, None, |read| {
             self.inner.raw_iterator_opt(read)
         }))
     }
@@ -527,7 +537,8 @@ fn copy_bound(slot: &mut Option<Vec<u8>>, bound: Option<&[u8]>) {
 }
 
 impl<'a> RocksIter<'a> {
-    fn new(
+    /// A new RocksDB iterator, opened by `open` with the read options `opts` make.
+    fn opened(
         opts: IterOptions,
         refreshable: bool,
         pool: Option<(&'a IterPool, PoolKind)>,
@@ -546,6 +557,41 @@ impl<'a> RocksIter<'a> {
             narrowed: None,
             on_key: false,
         }
+    }
+
+    /// A kept iterator of `pool` (unbounded, as every kept one is), refreshed to the
+    /// latest state.
+    fn kept(kept: RawIter<'a>, pool: (&'a IterPool, PoolKind)) -> Result<Self> {
+        let mut iter = RocksIter {
+            inner: ManuallyDrop::new(kept),
+            pool: Some(pool),
+            created: IterOptions::default(),
+            refreshable: true,
+            narrowed: None,
+            on_key: false,
+        };
+        iter.refresh()?;
+        Ok(iter)
+    }
+
+    /// Moves the iterator to the engine's latest state (a snapshot's stays on its own).
+    fn refresh(&mut self) -> Result<()> {
+        if self.refreshable {
+            // Cheap unless a flush or compaction changed the files since the last time:
+            // RocksDB then rebuilds the iterator tree.
+            self.inner.refresh().map_err(convert)?;
+        }
+        Ok(())
+    }
+
+    /// Narrows the iterator to `[lower, upper)`, unpositioned, on the state it reads.
+    fn narrow(&mut self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Result<()> {
+        self.created.check_within(lower, upper)?;
+        let narrowed = self.narrowed.get_or_insert_with(Narrowed::default);
+        copy_bound(&mut narrowed.lower, lower);
+        copy_bound(&mut narrowed.upper, upper);
+        self.on_key = false;
+        Ok(())
     }
 
     /// Notes whether the iterator now rests on a key inside the bounds.
@@ -638,16 +684,9 @@ impl EngineIterator for RocksIter<'_> {
     }
 
     fn reset(&mut self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Result<()> {
+        // Checked before the refresh, so that a refused reset changes nothing.
         self.created.check_within(lower, upper)?;
-        if self.refreshable {
-            // Cheap unless a flush or compaction changed the files since the last time:
-            // RocksDB then rebuilds the iterator tree.
-            self.inner.refresh().map_err(convert)?;
-        }
-        let narrowed = self.narrowed.get_or_insert_with(Narrowed::default);
-        copy_bound(&mut narrowed.lower, lower);
-        copy_bound(&mut narrowed.upper, upper);
-        self.on_key = false;
-        Ok(())
+        self.refresh()?;
+        self.narrow(lower, upper)
     }
 }

@@ -526,6 +526,23 @@ fn a_full_compaction_releases_kept_iterators() {
     assert_eq!(iter.key(), b"a");
 }
 
+#[test]
+fn a_kept_iterator_handed_out_narrowed_reads_the_latest_state() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(config(&dir)).expect("open");
+    keep_an_iterator_then_write(&e);
+    put(&e, b"c", b"3");
+    // The kept iterator was last used before `b` and `c`; handed out again, narrowed at
+    // once, it must see them, and nothing outside its bounds.
+    let mut iter = e
+        .iterator_within(IterOptions::new(), Some(b"b"), Some(b"c"))
+        .expect("iterator");
+    assert_eq!(keys_from_start(&mut iter), vec![b"b".to_vec()]);
+    // Narrower bounds than its own are refused, as a reset refuses them.
+    let bounded = IterOptions::new().lower(b"b".to_vec());
+    assert!(e.iterator_within(bounded, Some(b"a"), None).is_err());
+}
+
 /// Every file of `dir` with its length and modification time.
 fn files(dir: &std::path::Path) -> Vec<(String, u64, std::time::SystemTime)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)

@@ -20,6 +20,20 @@ pub trait KvRead {
     /// An unpositioned iterator over the pairs within `opts`' bounds. The iterator sees a
     /// consistent view as of its creation.
     fn iterator(&self, opts: IterOptions) -> Result<Self::Iter<'_>>;
+
+    /// An iterator within `opts`' bounds, narrowed at once to `[lower, upper)` as
+    /// [`EngineIterator::reset`] narrows one. An engine that keeps iterators for reuse
+    /// hands out a kept one without moving it to the latest state twice.
+    fn iterator_within(
+        &self,
+        opts: IterOptions,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+    ) -> Result<Self::Iter<'_>> {
+        let mut iter = self.iterator(opts)?;
+        iter.reset(lower, upper)?;
+        Ok(iter)
+    }
 }
 
 /// A consistent, read-only view of an engine at one point in time. Writes made after the
