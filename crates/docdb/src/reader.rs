@@ -662,33 +662,13 @@ impl<'a> DocReader<'a> {
         mode: Mode,
         mut current: Option<DocHybridTime>,
     ) -> Result<Option<Version>> {
-        if self.read_suffix.is_empty() {
-            self.read_time_prefix_len =
-                encode_read_suffix(self.opts.read_ht, &mut self.read_suffix);
+        // A scan that decoded the time of a version of `path` under its iterator, at or
+        // before the read time, reads from there: no target to build or compare.
+        let readable_here =
+            mode == Mode::Scan && current.is_some_and(|time| time.ht <= self.opts.read_ht);
+        if !readable_here {
+            current = self.seek_version(iter, path, mode, current)?;
         }
-        let mut target = std::mem::take(&mut self.target);
-        target.clear();
-        target.reserve(path.len() + self.read_suffix.len() + PATH_ROOM);
-        target.extend_from_slice(path);
-        target.extend_from_slice(&self.read_suffix);
-        let on_path = mode == Mode::Scan && iter.valid()? && is_version_of(iter.key(), path);
-        if !on_path || iter.key() < target.as_slice() {
-            // Not there yet, or on versions newer than the read time: jump. A lookup reads
-            // only this path's versions, so its seek may skip the files whose path filters
-            // lack it; a scan goes on to other paths, so it seeks to the time without its
-            // write id, which lands on the same version but consults no filter.
-            let seek_to = match mode {
-                Mode::Lookup => target.len(),
-                Mode::Scan => path.len() + self.read_time_prefix_len,
-            };
-            if on_path {
-                self.stats.invisible_stepped += 1;
-            }
-            current = None;
-            self.seek(iter, &target[..seek_to]);
-            self.after_lookup = mode == Mode::Lookup;
-        }
-        self.target = target;
         let mut merged_exp = None;
         let mut found = None;
         while iter.valid()? && is_version_of(iter.key(), path) {
@@ -717,6 +697,46 @@ impl<'a> DocReader<'a> {
             self.skip_versions(iter, path)?;
         }
         Ok(found)
+    }
+
+    /// Puts the iterator on the newest version of `path` at or before the read time, unless
+    /// a scan's iterator is on it already; returns `current` (the time of the iterator's
+    /// key) if the iterator did not move.
+    fn seek_version<I: EngineIterator>(
+        &mut self,
+        iter: &mut I,
+        path: &[u8],
+        mode: Mode,
+        current: Option<DocHybridTime>,
+    ) -> Result<Option<DocHybridTime>> {
+        if self.read_suffix.is_empty() {
+            self.read_time_prefix_len =
+                encode_read_suffix(self.opts.read_ht, &mut self.read_suffix);
+        }
+        let mut target = std::mem::take(&mut self.target);
+        target.clear();
+        target.reserve(path.len() + self.read_suffix.len() + PATH_ROOM);
+        target.extend_from_slice(path);
+        target.extend_from_slice(&self.read_suffix);
+        let on_path = mode == Mode::Scan && iter.valid()? && is_version_of(iter.key(), path);
+        let stays = on_path && iter.key() >= target.as_slice();
+        if !stays {
+            // Not there yet, or on versions newer than the read time: jump. A lookup reads
+            // only this path's versions, so its seek may skip the files whose path filters
+            // lack it; a scan goes on to other paths, so it seeks to the time without its
+            // write id, which lands on the same version but consults no filter.
+            let seek_to = match mode {
+                Mode::Lookup => target.len(),
+                Mode::Scan => path.len() + self.read_time_prefix_len,
+            };
+            if on_path {
+                self.stats.invisible_stepped += 1;
+            }
+            self.seek(iter, &target[..seek_to]);
+            self.after_lookup = mode == Mode::Lookup;
+        }
+        self.target = target;
+        Ok(current.filter(|_| stays))
     }
 
     /// Moves past the remaining versions of a path: a few `next`s, then a seek.
