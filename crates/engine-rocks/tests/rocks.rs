@@ -484,19 +484,21 @@ fn live_versions(e: &RocksEngine) -> u64 {
         .expect("known property")
 }
 
-/// A flushed `a`, and an iterator of that version kept in the pool; then `b` written.
-fn keep_an_iterator_then_write(e: &RocksEngine) {
-    put(e, b"a", b"1");
+/// A new engine holding a flushed `a`, with an iterator of that version kept in its pool;
+/// then `b` written.
+fn engine_keeping_an_old_iterator() -> (tempfile::TempDir, RocksEngine) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = RocksEngine::open(config(&dir)).expect("open");
+    put(&e, b"a", b"1");
     e.flush().expect("flush");
     drop(e.iterator(IterOptions::new()).expect("iterator"));
-    put(e, b"b", b"2");
+    put(&e, b"b", b"2");
+    (dir, e)
 }
 
 #[test]
 fn kept_iterators_release_old_files_once_idle() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let e = RocksEngine::open(config(&dir)).expect("open");
-    keep_an_iterator_then_write(&e);
+    let (_dir, e) = engine_keeping_an_old_iterator();
     // A flush makes a new version; the kept iterator still pins the old one.
     e.flush().expect("flush");
     assert_eq!(live_versions(&e), 2, "the kept iterator pins its version");
@@ -510,9 +512,7 @@ fn kept_iterators_release_old_files_once_idle() {
 
 #[test]
 fn a_full_compaction_releases_kept_iterators() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let e = RocksEngine::open(config(&dir)).expect("open");
-    keep_an_iterator_then_write(&e);
+    let (_dir, e) = engine_keeping_an_old_iterator();
     e.compact_all().expect("compact");
     // Without the release the kept iterator would pin the version of the first flush, and
     // with it the file the compaction replaced, until its next use.
@@ -528,9 +528,7 @@ fn a_full_compaction_releases_kept_iterators() {
 
 #[test]
 fn a_kept_iterator_handed_out_narrowed_reads_the_latest_state() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let e = RocksEngine::open(config(&dir)).expect("open");
-    keep_an_iterator_then_write(&e);
+    let (_dir, e) = engine_keeping_an_old_iterator();
     put(&e, b"c", b"3");
     // The kept iterator was last used before `b` and `c`; handed out again, narrowed at
     // once, it must see them, and nothing outside its bounds.
