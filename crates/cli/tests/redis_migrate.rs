@@ -419,11 +419,18 @@ fn replies_match_redis_in_every_direction() {
     }
 }
 
-/// A port where nothing listens (bound, then released).
-fn closed_port() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port().to_string()
+/// Where nothing listens: [`CLOSED_HOST`] at the returned port, which the returned listener
+/// holds on 127.0.0.1 while it lives. A port bound and released instead could be handed to
+/// a server started next (this test's own source: MIGRATE then waits on itself and fails
+/// reading, not writing).
+fn closed_port() -> (TcpListener, String) {
+    let holder = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = holder.local_addr().expect("addr").port().to_string();
+    (holder, port)
 }
+
+/// A loopback address no server of the tests binds: connections to it are refused.
+const CLOSED_HOST: &str = "127.0.0.2";
 
 #[test]
 fn broken_targets_fail_as_in_redis() {
@@ -439,15 +446,15 @@ fn broken_targets_fail_as_in_redis() {
             let _ = stream.read(&mut buf);
         }
     });
-    let closed = closed_port();
+    let (closed_holder, closed) = closed_port();
     let requests: Vec<Vec<&str>> = vec![
-        vec!["MIGRATE", "127.0.0.1", &closed, "k", "0", "1000"],
+        vec!["MIGRATE", CLOSED_HOST, &closed, "k", "0", "1000"],
         vec!["MIGRATE", "127.0.0.1", &silent_port, "k", "0", "300"],
         vec!["MIGRATE", "127.0.0.1", &closing_port, "k", "0", "1000"],
         vec!["MIGRATE", "nonexistent.invalid", "6379", "k", "0", "1000"],
         vec!["MIGRATE", "127.0.0.1", "-1", "k", "0", "1000"],
         vec!["EXISTS", "k"],
-        vec!["MIGRATE", "127.0.0.1", &closed, "nokey", "0", "1000"],
+        vec!["MIGRATE", CLOSED_HOST, &closed, "nokey", "0", "1000"],
     ];
     let mut transcripts = Vec::new();
     for kind in KINDS {
@@ -476,7 +483,7 @@ fn broken_targets_fail_as_in_redis() {
         transcripts[1], transcripts[0],
         "docdb (left) vs redis (right)"
     );
-    drop(silent);
+    drop((silent, closed_holder));
 }
 
 /// A MONITOR line of a target without its time and client, RESTORE's payload masked.
