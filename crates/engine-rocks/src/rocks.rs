@@ -266,7 +266,8 @@ impl KvRead for RocksEngine {
     ) -> Result<RocksIter<'_>> {
         // New or kept, the iterator reads the latest state already: no second refresh.
         let mut iter = self.iterator(opts)?;
-        iter.narrow(lower, upper)?;
+        iter.created.check_within(lower, upper)?;
+        iter.narrow(lower, upper);
         Ok(iter)
     }
 }
@@ -584,14 +585,13 @@ impl<'a> RocksIter<'a> {
         Ok(())
     }
 
-    /// Narrows the iterator to `[lower, upper)`, unpositioned, on the state it reads.
-    fn narrow(&mut self, lower: Option<&[u8]>, upper: Option<&[u8]>) -> Result<()> {
-        self.created.check_within(lower, upper)?;
+    /// Narrows the iterator to `[lower, upper)`, unpositioned, on the state it reads; the
+    /// bounds must be within those it was created with (checked by the caller).
+    fn narrow(&mut self, lower: Option<&[u8]>, upper: Option<&[u8]>) {
         let narrowed = self.narrowed.get_or_insert_with(Narrowed::default);
         copy_bound(&mut narrowed.lower, lower);
         copy_bound(&mut narrowed.upper, upper);
         self.on_key = false;
-        Ok(())
     }
 
     /// Notes whether the iterator now rests on a key inside the bounds.
@@ -687,6 +687,7 @@ impl EngineIterator for RocksIter<'_> {
         // Checked before the refresh, so that a refused reset changes nothing.
         self.created.check_within(lower, upper)?;
         self.refresh()?;
-        self.narrow(lower, upper)
+        self.narrow(lower, upper);
+        Ok(())
     }
 }
