@@ -5,6 +5,7 @@
 //! the effects of earlier operations of the same batch (init markers, tombstones, user
 //! timestamps), and, where YugabyteDB's semantics need it, the stored state.
 
+use std::borrow::Borrow;
 use std::fmt::Write as _;
 
 use dockv::doc_key::{SubDocKey, component_ends};
@@ -138,18 +139,23 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// and user-timestamp rules of shell.md.
     /// A tombstone set this way is always written (shell.md rule 1); see [`Self::delete`].
     pub fn set(&mut self, path: &SubDocKey, value: Value) -> Result<()> {
-        self.set_encoded(&path.encode(), value)
+        self.set_encoded(&path.encode(), &value)
     }
 
     /// [`Self::set`] for a path encoded by the caller (DocKey + subkeys, no hybrid time), e.g.
-    /// a row's DocKey encoded once for all its columns.
-    pub fn set_encoded_path(&mut self, path: impl AsRef<[u8]>, value: Value) -> Result<()> {
-        let path = path.as_ref();
+    /// a row's DocKey encoded once for all its columns. The value is encoded into the batch
+    /// at once, so a borrowed one serves (a caller writing values it keeps need not clone).
+    pub fn set_encoded_path(
+        &mut self,
+        path: impl AsRef<[u8]>,
+        value: impl Borrow<Value>,
+    ) -> Result<()> {
+        let (path, value) = (path.as_ref(), value.borrow());
         if self.init_markers == InitMarkerBehavior::Optional
             && value.control.user_timestamp.is_none()
         {
             // Nothing to check: write as is.
-            self.push(path, &value);
+            self.push(path, value);
             return Ok(());
         }
         self.set_encoded(path, value)
@@ -164,14 +170,14 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             self.entries.put(path, encoded);
             return Ok(());
         }
-        self.set_encoded(path, Value::decode(encoded)?)
+        self.set_encoded(path, &Value::decode(encoded)?)
     }
 
-    fn set_encoded(&mut self, path: &[u8], value: Value) -> Result<()> {
+    fn set_encoded(&mut self, path: &[u8], value: &Value) -> Result<()> {
         self.write_value(path, value, false)
     }
 
-    fn write_value(&mut self, path: &[u8], value: Value, skip_if_missing: bool) -> Result<()> {
+    fn write_value(&mut self, path: &[u8], value: &Value, skip_if_missing: bool) -> Result<()> {
         if let Some(user_ts) = value.control.user_timestamp {
             if self.init_markers == InitMarkerBehavior::Required {
                 return Err(Error::InvalidArgument(
@@ -192,14 +198,14 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
                 self.ensure_ancestors(path)?;
             }
         }
-        self.push(path, &value);
+        self.push(path, value);
         Ok(())
     }
 
     /// Writes a tombstone at `path`. With required init markers, nothing is written when the
     /// path holds nothing (shell.md rule 1).
     pub fn delete(&mut self, path: &SubDocKey) -> Result<()> {
-        self.write_value(&path.encode(), Value::tombstone(), true)
+        self.write_value(&path.encode(), &Value::tombstone(), true)
     }
 
     /// Replaces the subdocument at `path`: an init marker, then the children in order.
@@ -207,7 +213,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         let encoded = path.encode();
         let marker = match doc {
             DocLiteral::Value(v) => {
-                return self.set_encoded(&encoded, Value::with_ttl(v.clone(), ttl));
+                return self.set_encoded(&encoded, &Value::with_ttl(v.clone(), ttl));
             }
             DocLiteral::Object(_) => PrimitiveValue::Object,
             DocLiteral::List(_) => PrimitiveValue::Array,
@@ -223,13 +229,13 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     pub fn extend(&mut self, path: &SubDocKey, doc: &DocLiteral, ttl: Option<Ttl>) -> Result<()> {
         let encoded = path.encode();
         match doc {
-            DocLiteral::Value(v) => self.set_encoded(&encoded, Value::with_ttl(v.clone(), ttl)),
+            DocLiteral::Value(v) => self.set_encoded(&encoded, &Value::with_ttl(v.clone(), ttl)),
             _ if self.init_markers == InitMarkerBehavior::Required => {
                 // Each leaf creates whatever markers it is missing.
                 let mut leaves = Vec::new();
                 self.flatten(&encoded, doc, &mut leaves);
                 for (leaf, value) in leaves {
-                    self.set_encoded(&leaf, Value::with_ttl(value, ttl))?;
+                    self.set_encoded(&leaf, &Value::with_ttl(value, ttl))?;
                 }
                 Ok(())
             }
@@ -313,7 +319,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             let index = first + i as i64;
             let mut child = path.to_vec();
             KeyEntryValue::ArrayIndex(if prepend { -index } else { index }).encode_to(&mut child);
-            self.set_encoded(&child, Value::with_ttl(value.clone(), ttl))?;
+            self.set_encoded(&child, &Value::with_ttl(value.clone(), ttl))?;
         }
         let last = first + count - 1;
         Ok(if prepend {

@@ -35,7 +35,7 @@ fn write(db: &DocDb<MemEngine>, pairs: &[(&[u8], Value)]) -> HybridTime {
     db.write_now(|ht| {
         let mut batch = db.batch(ht);
         for (path, value) in pairs {
-            batch.set_encoded_path(path, value.clone())?;
+            batch.set_encoded_path(path, value)?;
         }
         batch.commit()?;
         Ok(ht)
