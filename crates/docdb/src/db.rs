@@ -34,6 +34,7 @@ use crate::saved_spans::SavedSpans;
 use crate::subdoc::SubDocument;
 use crate::sweep::{DEADLINE_CHECK_EVERY, DeletedQueue, Probed, SweepStats};
 use crate::unflushed::UnflushedWrites;
+use crate::upkeep::{Upkeep, UpkeepOptions, UpkeepRound};
 use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
 
 /// Compactions one [`DocDb::compact`] runs to write repacked rows, after the first.
@@ -1666,6 +1667,22 @@ impl<E: Engine> DocDb<E> {
             Some(flushed) => flushed.map(|()| true).map_err(Error::from),
             None => Ok(false),
         }
+    }
+
+    /// One round of background upkeep: [`Self::maintain`], then [`Self::sweep_deleted`]
+    /// within `sweep_budget` (run even when the first fails; the first error is returned).
+    /// `docdb serve` runs one every second; [`Self::start_upkeep`] has a thread run them.
+    pub fn upkeep_round(&self, sweep_budget: Duration) -> Result<UpkeepRound> {
+        UpkeepRound::of(self.maintain(), self.sweep_deleted(Some(sweep_budget)))
+    }
+
+    /// Starts a thread running [`Self::upkeep_round`] every `options.every` until the
+    /// returned handle is dropped, or the database is (see [`crate::upkeep`]). A database
+    /// with tables starts its own instead, which sweeps table rows too.
+    pub fn start_upkeep(self: &Arc<Self>, options: UpkeepOptions) -> Result<Upkeep> {
+        Upkeep::spawn("docdb-upkeep", self, options.every, move |db: &Self| {
+            db.upkeep_round(options.sweep_budget)
+        })
     }
 
     /// Every stored document record in key order, one `key -> value` line each

@@ -22,6 +22,7 @@ pub mod saved_spans;
 pub mod subdoc;
 pub mod sweep;
 pub mod unflushed;
+pub mod upkeep;
 pub mod write_batch;
 
 pub use db::{
@@ -35,4 +36,5 @@ pub use reader::{ChildRange, DeletedDocs, ReadOptions, ReadStats, VisibleRecord}
 pub use saved_spans::SavedSpans;
 pub use subdoc::{ObjectKind, SubDocument};
 pub use sweep::{Probed, SweepStats};
+pub use upkeep::{Upkeep, UpkeepOptions, UpkeepRound, UpkeepStats};
 pub use write_batch::{DocLiteral, DocWriteBatch, InitMarkerBehavior};

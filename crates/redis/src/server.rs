@@ -725,16 +725,14 @@ pub async fn every_second<E: Engine>(core: Arc<Core<E>>, mut shutdown: watch::Re
                     if let Err(e) = core.run_background_save() {
                         tracing::error!(error = %e, "background save failed");
                     }
-                    match docdb.maintain() {
-                        Ok(true) => tracing::debug!("flushed the memtable for the history cutoff"),
-                        Ok(false) => {}
-                        Err(e) => tracing::error!(error = %e, "memtable flush failed"),
-                    }
-                    // Deleted keys' runs, so that the next KEYS or SCAN skips them.
-                    match docdb.sweep_deleted(Some(budget)) {
-                        Ok(swept) if swept.taken > 0 => tracing::debug!(?swept, "swept deleted keys"),
+                    // The memtable flush for the history cutoff, and deleted keys' runs, so
+                    // that the next KEYS or SCAN skips them.
+                    match docdb.upkeep_round(budget) {
+                        Ok(round) if round.flushed || round.swept > 0 => {
+                            tracing::debug!(?round, "upkeep round");
+                        }
                         Ok(_) => {}
-                        Err(e) => tracing::error!(error = %e, "sweeping deleted keys failed"),
+                        Err(e) => tracing::error!(error = %e, "upkeep round failed"),
                     }
                 })
                 .await;

@@ -4,7 +4,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
-use docdb::{DocDb, InitMarkerBehavior, Probed, ReadOptions, SweepStats};
+use docdb::{
+    DocDb, InitMarkerBehavior, Probed, ReadOptions, SweepStats, Upkeep, UpkeepOptions, UpkeepRound,
+};
 use dockv::doc_key::DocKey;
 use dockv::value::{PrimitiveValue, Value};
 use dockv::{DocHybridTime, HybridTime, KeyEntryValue};
@@ -122,6 +124,27 @@ impl<E: Engine> TableDb<E> {
                 };
                 self.probe_rows(&table, doc_key, read_ht, deadline)
             })
+    }
+
+    /// One round of background upkeep: [`DocDb::maintain`], then [`Self::sweep_deleted`]
+    /// within `sweep_budget`, rows included (see [`DocDb::upkeep_round`]).
+    pub fn upkeep_round(&self, sweep_budget: Duration) -> Result<UpkeepRound> {
+        UpkeepRound::of(
+            self.db.maintain().map_err(Into::into),
+            self.sweep_deleted(Some(sweep_budget)),
+        )
+    }
+
+    /// Starts a thread running [`Self::upkeep_round`] every `options.every` until the
+    /// returned handle is dropped, or the database is (see [`docdb::upkeep`]).
+    pub fn start_upkeep(self: &Arc<Self>, options: UpkeepOptions) -> Result<Upkeep> {
+        let upkeep = Upkeep::spawn(
+            "docdb-table-upkeep",
+            self,
+            options.every,
+            move |db: &Self| db.upkeep_round(options.sweep_budget),
+        )?;
+        Ok(upkeep)
     }
 
     /// ALTER TABLE: the new schema version's handle.

@@ -7,9 +7,10 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use common::{Harness, NONE};
-use docdb::SpanSet;
+use docdb::{SpanSet, UpkeepOptions};
 use docdb_table::{DataType, Datum, Select, Selector, Table, TableSpec, WriteOptions};
 use dockv::HybridTime;
 use dockv::value::Ttl;
@@ -314,6 +315,42 @@ fn after_a_sweep_the_first_select_skips_each_run_of_deleted_rows() {
             (PARTITIONS * ROWS) as usize
         );
     }
+}
+
+#[test]
+fn the_upkeep_thread_sweeps_deleted_rows_for_the_next_select() {
+    let h = Harness::new();
+    let tb = table(&h, false, true, false);
+    filled(&h, &tb, PARTITIONS, ROWS);
+    for p in 0..PARTITIONS {
+        delete_rows(&h, &tb, ms(2), p, 0..ROWS - 1);
+    }
+    let options = UpkeepOptions {
+        every: Duration::from_secs(3600),
+        ..UpkeepOptions::default()
+    };
+    let upkeep = h.db.start_upkeep(options).expect("start");
+    upkeep.wake();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while upkeep.stats().rounds == 0 {
+        assert!(Instant::now() < deadline, "no upkeep round ran");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let stats = upkeep.stats();
+    let deleted = (PARTITIONS * (ROWS - 1)) as u64;
+    assert_eq!(
+        (stats.swept, stats.left, stats.failures),
+        (deleted, 0, 0),
+        "{stats:?}"
+    );
+    // The rows' runs were kept, as a sweep by the caller keeps them.
+    assert_eq!(rows_stats(&h, &tb).spans, PARTITIONS as u64);
+    let before = rows_stats(&h, &tb);
+    assert_eq!(scan(&h, &tb, Select::all(ms(3))).len(), PARTITIONS as usize);
+    assert_eq!(
+        rows_stats(&h, &tb).skipped - before.skipped,
+        PARTITIONS as u64
+    );
 }
 
 #[test]

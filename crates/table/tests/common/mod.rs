@@ -57,7 +57,8 @@ pub fn open_rocks(path: &Path, policy: Arc<GcPolicy>) -> RocksEngine {
 
 /// A table database plus the GC policy its engine was opened with (needed to reopen).
 pub struct Harness {
-    pub db: TableDb<MemEngine>,
+    /// Shared, as a background upkeep thread needs it.
+    pub db: Arc<TableDb<MemEngine>>,
     pub policy: Arc<GcPolicy>,
 }
 
@@ -69,16 +70,20 @@ impl Harness {
         let docdb = DocDb::open(engine, policy.clone(), DocDbOptions::default()).expect("open");
         let db = TableDb::open(docdb).expect("tables");
         db.create_namespace("ks").expect("namespace");
-        Harness { db, policy }
+        Harness {
+            db: Arc::new(db),
+            policy,
+        }
     }
 
     /// Closes and reopens the database on the same engine.
     pub fn reopen(self) -> Self {
-        let engine = self.db.into_docdb().into_engine();
+        let db = Arc::try_unwrap(self.db).unwrap_or_else(|_| panic!("the database is shared"));
+        let engine = db.into_docdb().into_engine();
         let docdb =
             DocDb::open(engine, self.policy.clone(), DocDbOptions::default()).expect("reopen");
         Harness {
-            db: TableDb::open(docdb).expect("tables"),
+            db: Arc::new(TableDb::open(docdb).expect("tables")),
             policy: self.policy,
         }
     }
