@@ -41,6 +41,11 @@ pub struct ServeArgs {
     /// Password clients must give with AUTH before any other command [default: none].
     #[arg(long, env = "DOCDB_REQUIREPASS", hide_env_values = true)]
     pub requirepass: Option<String>,
+    /// An ACL file holding every user, one `user <name> <rules>` line each as ACL LIST
+    /// prints them: loaded at start (which fails if the file is missing or has an error)
+    /// and by ACL LOAD, written by ACL SAVE [default: none; users live in memory only].
+    #[arg(long, env = "DOCDB_ACLFILE")]
+    pub aclfile: Option<PathBuf>,
     /// Most simultaneous clients; more are refused with an error [default: 10000].
     #[arg(long, env = "DOCDB_MAXCLIENTS")]
     pub maxclients: Option<usize>,
@@ -108,6 +113,7 @@ impl ServeArgs {
             listen: self.listen.or(file.listen),
             metrics_listen: self.metrics_listen.or(file.metrics_listen),
             requirepass: self.requirepass.or(file.requirepass),
+            aclfile: self.aclfile.or(file.aclfile),
             maxclients: self.maxclients.or(file.maxclients),
             proto_max_bulk_len: self.proto_max_bulk_len.or(file.proto_max_bulk_len),
             max_multibulk_len: self.max_multibulk_len.or(file.max_multibulk_len),
@@ -186,6 +192,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             Some("on") => true,
             Some(other) => bail!("--writer-thread must be on or off, not {other:?}"),
         },
+        aclfile: args.aclfile.map(|path| path.display().to_string()),
     };
     Ok(Settings {
         data_dir,
@@ -273,6 +280,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     };
     let store = open_store(&settings)?;
     let core = Arc::new(Core::new(store, settings.runtime.clone()));
+    if let Some(Err(errors)) = core.load_acl_file() {
+        bail!("aborting startup because of ACL errors: {errors}");
+    }
     let stopped = core.stop_signal();
     if let Some(metrics) = metrics {
         tracing::info!(addr = %metrics.local_addr()?, "metrics at /metrics");

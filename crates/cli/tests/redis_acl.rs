@@ -5,6 +5,10 @@
 
 mod common_redis;
 
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
 use common_redis::{Frame, RespClient, Server, both, docdb, render, require_redis};
 
 /// One step: which connection (0-based) sends what (arguments split on spaces).
@@ -69,12 +73,24 @@ fn sort_rules(text: &str) -> String {
 
 /// A step that replaces its connection with a new one.
 const RECONNECT: &str = "<reconnect>";
+/// A step that writes the rest of it, `|` standing for a line break, to the server's ACL
+/// file.
+const WRITE_FILE: &str = "<write-file> ";
+/// A step whose outcome is the server's ACL file.
+const SHOW_FILE: &str = "<show-file>";
 
 /// Runs `script` on one server, with `connections` clients: each step's normalized reply
-/// (`<closed>` when the connection is gone).
-fn run(server: &Server, connections: usize, script: &[Step<'_>]) -> Vec<String> {
+/// (`<closed>` when the connection is gone), the server's ACL file `aclfile`, if it has
+/// one, named `<aclfile>` in them.
+fn run(
+    server: &Server,
+    connections: usize,
+    script: &[Step<'_>],
+    aclfile: Option<&Path>,
+) -> Vec<String> {
     let mut clients: Vec<Option<RespClient>> =
         (0..connections).map(|_| Some(server.client())).collect();
+    let file_name = aclfile.map(|p| p.display().to_string());
     let mut out = Vec::new();
     for &(conn, request) in script {
         if request == RECONNECT {
@@ -82,14 +98,33 @@ fn run(server: &Server, connections: usize, script: &[Step<'_>]) -> Vec<String> 
             out.push(RECONNECT.into());
             continue;
         }
+        if let Some(text) = request.strip_prefix(WRITE_FILE) {
+            let path = aclfile.expect("a step writing the ACL file needs one");
+            std::fs::write(path, text.replace('|', "\n")).expect("write the ACL file");
+            out.push(request.into());
+            continue;
+        }
+        if request == SHOW_FILE {
+            let path = aclfile.expect("a step showing the ACL file needs one");
+            let text = std::fs::read_to_string(path).expect("read the ACL file");
+            out.push(sort_rules(&format!(
+                "{:?}",
+                text.lines().collect::<Vec<_>>()
+            )));
+            continue;
+        }
         let args: Vec<&str> = request.split(' ').collect();
         let reply = clients[conn].as_mut().map(|c| c.call(&args));
-        out.push(match reply {
+        let outcome = match reply {
             Some(Ok(frame)) => normalized(request, frame),
             _ => {
                 clients[conn] = None;
                 "<closed>".into()
             }
+        };
+        out.push(match &file_name {
+            Some(name) => outcome.replace(name.as_str(), "<aclfile>"),
+            None => outcome,
         });
     }
     out
@@ -98,11 +133,31 @@ fn run(server: &Server, connections: usize, script: &[Step<'_>]) -> Vec<String> 
 /// The script on redis-server and on docdb (started with `flags`): every reply the same.
 fn lockstep(flags: &[&str], connections: usize, script: &[Step<'_>]) {
     let servers = [require_redis(flags), docdb(flags)];
-    let want = run(&servers[0], connections, script);
-    let got = run(&servers[1], connections, script);
+    let want = run(&servers[0], connections, script, None);
+    let got = run(&servers[1], connections, script, None);
+    assert_same(script, &want, &got);
+}
+
+/// [`lockstep`] with each server started on an ACL file of its own holding `initial`.
+fn lockstep_with_aclfile(initial: &str, connections: usize, script: &[Step<'_>]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = [dir.path().join("redis.acl"), dir.path().join("docdb.acl")];
+    for file in &files {
+        std::fs::write(file, initial).expect("write the ACL file");
+    }
+    let names = files.each_ref().map(|file| file.display().to_string());
+    let redis = require_redis(&["--aclfile", &names[0]]);
+    let docdb = docdb(&["--aclfile", &names[1]]);
+    let want = run(&redis, connections, script, Some(&files[0]));
+    let got = run(&docdb, connections, script, Some(&files[1]));
+    assert_same(script, &want, &got);
+}
+
+/// Every step's outcome on docdb (`got`) as on Redis (`want`).
+fn assert_same(script: &[Step<'_>], want: &[String], got: &[String]) {
     let failures: Vec<String> = script
         .iter()
-        .zip(want.iter().zip(&got))
+        .zip(want.iter().zip(got))
         .filter(|(_, (w, g))| w != g)
         .map(|((conn, request), (w, g))| format!("[{conn}] {request}\n  redis: {w}\n  docdb: {g}"))
         .collect();
@@ -443,4 +498,117 @@ fn scripts_run_with_the_callers_permissions() {
         transcripts.push(out);
     }
     assert_eq!(transcripts[0], transcripts[1]);
+}
+
+#[test]
+fn acl_save_and_load_go_through_the_file() {
+    lockstep_with_aclfile(
+        "user alice on >pw ~k* +get\n",
+        3,
+        &[
+            (0, "ACL LIST"),
+            (1, "AUTH alice pw"),
+            (1, "GET k1"),
+            (0, "CONFIG GET aclfile"),
+            (0, "CONFIG SET aclfile /elsewhere"),
+            (0, "ACL SETUSER bob on nopass ~* &* +@all -debug"),
+            (0, "ACL SAVE"),
+            (0, SHOW_FILE),
+            // A broken file changes nothing, and says why, line by line.
+            (
+                0,
+                "<write-file> user carol on nopass +@all|# comment|user alice bogus more +nosuch||user carol",
+            ),
+            (0, "ACL LOAD"),
+            (0, "ACL LIST"),
+            (1, "PING"),
+            // A valid one replaces every user; the replaced users' connections close.
+            (
+                0,
+                "<write-file> user carol on nopass ~* +@all|user alice on >pw ~k* +get",
+            ),
+            (0, "ACL LOAD"),
+            (0, "ACL LIST"),
+            (1, "PING"),
+            (2, "AUTH carol any"),
+            (2, "ACL WHOAMI"),
+            (0, "ACL LOAD"),
+            (2, "PING"),
+            (0, "PING"),
+            // The default user in the file is the file's.
+            (0, "<write-file> user default on >secret ~* &* +@all"),
+            (0, "ACL LOAD"),
+            (0, "PING"),
+            (0, RECONNECT),
+            (0, "PING"),
+            (0, "AUTH secret"),
+            (0, "ACL USERS"),
+        ],
+    );
+}
+
+#[test]
+fn without_an_aclfile_load_and_save_are_refused() {
+    lockstep(
+        &[],
+        1,
+        &[(0, "ACL LOAD"), (0, "ACL SAVE"), (0, "CONFIG GET aclfile")],
+    );
+}
+
+/// `docdb serve --aclfile <file holding text>`'s exit and error output, killed (and the
+/// test failed) if it is still running after a minute.
+fn start_with_aclfile(text: Option<&str>) -> (bool, String, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("users.acl");
+    if let Some(text) = text {
+        std::fs::write(&file, text).expect("write the ACL file");
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_docdb"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "off",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .arg("--aclfile")
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn docdb");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("docdb kept running with the ACL file {text:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read stderr");
+    (status.success(), stderr, file.display().to_string())
+}
+
+#[test]
+fn a_broken_or_missing_aclfile_stops_the_start() {
+    let (ok, stderr, file) = start_with_aclfile(Some("user a on\nuser b bogus\n"));
+    assert!(!ok, "{stderr}");
+    let errors = format!(
+        "aborting startup because of ACL errors: {file}:2: Syntax error. WARNING: ACL errors \
+         detected, no change to the previously active ACL rules was performed"
+    );
+    assert!(stderr.contains(&errors), "{stderr}");
+
+    let (ok, stderr, file) = start_with_aclfile(None);
+    assert!(!ok, "{stderr}");
+    let missing = format!("Error loading ACLs, opening file '{file}': No such file or directory");
+    assert!(stderr.contains(&missing), "{stderr}");
 }

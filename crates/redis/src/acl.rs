@@ -1,4 +1,5 @@
-//! Redis ACL users as Redis 7.0 keeps them without an aclfile: in memory only.
+//! Redis ACL users as Redis 7.0 keeps them: in memory, and in an ACL file if the server has
+//! one ([`crate::aclfile`]).
 //!
 //! Each user has flags (on/off, nopass), SHA-256 password hashes, a command bitmap over
 //! Redis 7.0's command table (subcommands included, plus a bit for "future" commands that
@@ -184,7 +185,8 @@ pub struct User {
 pub type RuleError = &'static str;
 
 const SYNTAX: RuleError = "Syntax error";
-const UNKNOWN: RuleError = "Unknown command or category name in ACL";
+/// An unknown command or category: ACL files report these with the rule that named one.
+pub(crate) const UNKNOWN: RuleError = "Unknown command or category name in ACL";
 const BAD_HASH: RuleError = "The password hash must be exactly 64 characters and contain only \
                              lowercase hexadecimal characters";
 const NO_SUCH_PASS: RuleError =
@@ -207,6 +209,11 @@ impl User {
             allchannels: false,
             channels: Vec::new(),
         }
+    }
+
+    /// The user as `ACL LIST` and ACL files give it: `user <name> <rules>`.
+    pub fn acl_line(&self) -> String {
+        format!("user {} {}", self.name, self.describe())
     }
 
     /// The `default` user: `on nopass ~* &* +@all`, or with `password` instead of nopass.
@@ -741,6 +748,15 @@ impl Acl {
         let out = change(&mut users);
         self.epoch.fetch_add(1, Ordering::AcqRel);
         out
+    }
+
+    /// Replaces every user (ACL LOAD); returns the names of the users replaced, but
+    /// `default`: as in Redis 7.0, their connections close.
+    pub fn replace_users(&self, users: BTreeMap<String, User>) -> Vec<String> {
+        self.update(|current| {
+            let old = std::mem::replace(current, users);
+            old.into_keys().filter(|name| name != "default").collect()
+        })
     }
 
     /// CONFIG SET requirepass: the default user's password follows it.

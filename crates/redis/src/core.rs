@@ -67,6 +67,8 @@ pub struct RuntimeConfig {
     pub data_dir: String,
     /// Run every connection's writes on one writer thread (read at start).
     pub writer_thread: bool,
+    /// The ACL file users are loaded from and saved to, if any (set at start only).
+    pub aclfile: Option<String>,
 }
 
 impl Default for RuntimeConfig {
@@ -79,6 +81,7 @@ impl Default for RuntimeConfig {
             listen: "127.0.0.1:6379".into(),
             data_dir: "./docdb-data".into(),
             writer_thread: false,
+            aclfile: None,
         }
     }
 }
@@ -105,7 +108,7 @@ pub struct Core<E: Engine> {
     pub pause: crate::pause::Pause,
     /// CLIENT TRACKING: what tracking clients may cache.
     pub tracking: crate::tracking::Tracking,
-    /// ACL users (in memory only, as Redis without an aclfile) and the ACL LOG.
+    /// ACL users (also in the ACL file, if the server has one) and the ACL LOG.
     pub acl: crate::acl::Acl,
     config: RwLock<RuntimeConfig>,
     next_client_id: AtomicU64,
@@ -242,6 +245,19 @@ impl<E: Engine> Core<E> {
     /// Changes the settings.
     pub fn update_config(&self, change: impl FnOnce(&mut RuntimeConfig)) {
         change(&mut self.config.write().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// Loads the ACL file (at start, and for ACL LOAD): replaces every user if the whole
+    /// file is valid, else changes nothing; returns the replaced users' names (their
+    /// connections are to close), or the file's errors as Redis words them. `None` when the
+    /// server has no ACL file.
+    pub fn load_acl_file(&self) -> Option<Result<Vec<String>, String>> {
+        let (path, requirepass) = {
+            let config = self.config();
+            (config.aclfile.clone()?, config.requirepass.clone())
+        };
+        let users = crate::aclfile::load(std::path::Path::new(&path), requirepass.as_deref());
+        Some(users.map(|users| self.acl.replace_users(users)))
     }
 
     /// Counts a write command that has run, returning its place in the group commit's

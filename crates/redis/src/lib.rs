@@ -6,6 +6,7 @@
 //! the tokio network loop around that; [`core::Core`] is what connections share.
 
 pub mod acl;
+pub mod aclfile;
 pub mod bits;
 pub mod blocking;
 pub mod clients;

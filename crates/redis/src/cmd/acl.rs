@@ -88,7 +88,8 @@ fn acl_command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         "genpass" => genpass(ctx),
         "log" => log(ctx),
         "dryrun" => dryrun(ctx),
-        "load" | "save" => Err(CmdError::err(NO_ACLFILE)),
+        "load" => load(ctx),
+        "save" => save(ctx),
         _ => Ok(help_reply(HELP)),
     }
 }
@@ -155,7 +156,13 @@ fn deluser<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             .cloned()
             .collect()
     });
-    for name in &deleted {
+    close_connections_of(ctx, &deleted);
+    Ok(Frame::Integer(deleted.len() as i64))
+}
+
+/// Closes every connection of the users named, this one after its reply.
+fn close_connections_of<E: Engine>(ctx: &mut Ctx<'_, '_, E>, names: &[String]) {
+    for name in names {
         let filter = ClientFilter {
             user: Some(name.clone()),
             ..ClientFilter::default()
@@ -165,7 +172,33 @@ fn deluser<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             ctx.session.quit = true;
         }
     }
-    Ok(Frame::Integer(deleted.len() as i64))
+}
+
+/// ACL LOAD: every user from the ACL file, or none if it has an error; the replaced
+/// users' connections close, as in Redis 7.0.
+fn load<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let replaced = ctx
+        .core
+        .load_acl_file()
+        .ok_or_else(|| CmdError::err(NO_ACLFILE))?
+        .map_err(CmdError::err)?;
+    close_connections_of(ctx, &replaced);
+    Ok(ok())
+}
+
+/// ACL SAVE: every user to the ACL file, replacing it whole.
+fn save<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let Some(path) = ctx.core.config().aclfile.clone() else {
+        return Err(CmdError::err(NO_ACLFILE));
+    };
+    let saved = crate::aclfile::save(std::path::Path::new(&path), &ctx.core.acl.users());
+    saved.map(|()| ok()).map_err(|e| {
+        tracing::warn!(path, error = %e, "ACL SAVE failed");
+        CmdError::err(
+            "There was an error trying to save the ACLs. Please check the server logs for more \
+             information",
+        )
+    })
 }
 
 fn list<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> Frame {
@@ -174,7 +207,7 @@ fn list<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> Frame {
             .acl
             .users()
             .values()
-            .map(|u| format!("user {} {}", u.name, u.describe()).into_bytes()),
+            .map(|u| u.acl_line().into_bytes()),
     )
 }
 

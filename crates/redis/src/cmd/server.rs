@@ -951,6 +951,7 @@ fn settings<E: Engine>(core: &Core<E>) -> Vec<(&'static str, String)> {
             config.listen.rsplit(':').next().unwrap_or("").to_string(),
         ),
         ("dir", config.data_dir.clone()),
+        ("aclfile", config.aclfile.clone().unwrap_or_default()),
         ("timeout", "0".into()),
         ("history-retention-seconds", history_secs.to_string()),
         (
@@ -1051,6 +1052,11 @@ fn config_set<E: Engine>(ctx: &Ctx<'_, '_, E>, name: &[u8], value: &[u8]) -> Cmd
         "latency-monitor-threshold" => {
             let ms = ranged_setting(&name_text, &text, 0)?;
             ctx.core.latency.set_threshold_ms(ms as u64);
+        }
+        "aclfile" | "databases" => {
+            return Err(CmdError::err(format!(
+                "CONFIG SET failed (possibly related to argument '{name_text}') - can't set immutable config"
+            )));
         }
         "history-retention-seconds" => {
             let secs: u64 = text.parse().map_err(|_| bad())?;
