@@ -344,13 +344,31 @@ fn old_encodings_restore_as_in_redis() {
     }
 }
 
+/// A lockstep step that keeps the server's FUNCTION DUMP for later `{saved}` words.
+const SAVE_FUNCTIONS: &str = "<save functions>";
+
 /// One request of a lockstep script: the words, and payloads as `{dump:key}` (the DUMP of
-/// that key on the same server) or `{hex:...}` (literal bytes).
-fn expand(client: &mut RespClient, request: &str) -> Vec<Vec<u8>> {
+/// that key on the same server), `{hex:...}` (literal bytes), `{fdump}` (the server's
+/// FUNCTION DUMP now), `{saved}` (its dump at the last [`SAVE_FUNCTIONS`]) or
+/// `{code:lib:f}` (a library `lib` whose function `f` returns its name).
+fn expand(client: &mut RespClient, request: &str, saved: &[u8]) -> Vec<Vec<u8>> {
     request
         .split_whitespace()
         .map(|word| {
-            if let Some(key) = word
+            if word == "{fdump}" {
+                bulk(call(client, &["FUNCTION", "DUMP"]), "FUNCTION DUMP")
+            } else if word == "{saved}" {
+                saved.to_vec()
+            } else if let Some((lib, f)) = word
+                .strip_prefix("{code:")
+                .and_then(|w| w.strip_suffix('}'))
+                .and_then(|w| w.split_once(':'))
+            {
+                format!(
+                    "#!lua name={lib}\nredis.register_function('{f}', function() return '{f}' end)"
+                )
+                .into_bytes()
+            } else if let Some(key) = word
                 .strip_prefix("{dump:")
                 .and_then(|w| w.strip_suffix('}'))
             {
@@ -374,14 +392,20 @@ fn expand(client: &mut RespClient, request: &str) -> Vec<Vec<u8>> {
 fn lockstep(script: &[&str]) {
     let (redis, docdb) = (require_redis(&[]), docdb(&[]));
     let (mut r, mut d) = (redis.client(), docdb.client());
+    let (mut r_saved, mut d_saved) = (Vec::new(), Vec::new());
     let mut failures = Vec::new();
     for request in script {
+        if *request == SAVE_FUNCTIONS {
+            r_saved = expand(&mut r, "{fdump}", &[]).remove(0);
+            d_saved = expand(&mut d, "{fdump}", &[]).remove(0);
+            continue;
+        }
         let want = {
-            let args = expand(&mut r, request);
+            let args = expand(&mut r, request, &r_saved);
             call(&mut r, &args)
         };
         let got = {
-            let args = expand(&mut d, request);
+            let args = expand(&mut d, request, &d_saved);
             call(&mut d, &args)
         };
         if want != got {
@@ -1035,4 +1059,84 @@ fn restore_serves_blocked_stream_readers() {
         transcripts[0]
     );
     assert_eq!(transcripts[1], transcripts[0], "docdb vs redis");
+}
+
+#[test]
+fn function_dump_and_restore_are_redis_ones() {
+    lockstep(&[
+        // Byte for byte, with no library and with one (its code LZF-compressed).
+        "FUNCTION DUMP",
+        "FUNCTION LOAD {code:lib1:f1}",
+        "FUNCTION DUMP",
+        "FUNCTION DUMP extra",
+        SAVE_FUNCTIONS,
+        // Policies: APPEND (the default) refuses a library loaded already.
+        "FUNCTION RESTORE {saved}",
+        "FUNCTION RESTORE {saved} append",
+        "FUNCTION RESTORE {saved} REPLACE",
+        "FCALL f1 0",
+        "FUNCTION LOAD {code:lib2:f2}",
+        "FUNCTION RESTORE {saved} FLUSH",
+        "FCALL f2 0",
+        "FCALL f1 0",
+        // A function of another library of the same name refuses the whole restore.
+        "FUNCTION FLUSH",
+        "FUNCTION LOAD {code:other:f1}",
+        "FUNCTION RESTORE {saved}",
+        "FUNCTION RESTORE {saved} REPLACE",
+        "FUNCTION LIST LIBRARYNAME lib1",
+        "FUNCTION RESTORE {saved} FLUSH",
+        "FUNCTION LIST",
+        // Bad requests and payloads.
+        "FUNCTION RESTORE",
+        "FUNCTION RESTORE {saved} sideways",
+        "FUNCTION RESTORE {saved} FLUSH more",
+        "FUNCTION RESTORE junk",
+        "FUNCTION RESTORE {body:f6}",
+        "FUNCTION RESTORE {body:f603616263}",
+        "FUNCTION RESTORE {body:f603616263036c7561}",
+        "FUNCTION RESTORE {body:f603616263036c756101}",
+        // A release candidate's library: name, engine, no description, code.
+        "FUNCTION RESTORE {body:f6036f6c64036c7561003972656469732e72656769737465725f66756e6374696f6e2827666f272c2066756e6374696f6e28292072657475726e2027666f2720656e6429}",
+        "FCALL fo 0",
+        "FUNCTION LIST LIBRARYNAME old WITHCODE",
+        "FUNCTION RESTORE {body:00}",
+        "FUNCTION RESTORE {body:f5}",
+        "FUNCTION RESTORE {body:f5056e6f6e6f70}",
+        // Nothing changed (one library each: FUNCTION LIST's order is Redis's hash order).
+        "FUNCTION LIST LIBRARYNAME lib1",
+        "FUNCTION LIST LIBRARYNAME old",
+        "FUNCTION HELP",
+    ]);
+}
+
+#[test]
+fn function_payloads_restore_across_servers() {
+    let (redis, docdb) = (require_redis(&[]), docdb(&[]));
+    let (mut r, mut d) = (redis.client(), docdb.client());
+    for (lib, f) in [("alpha", "fa"), ("beta", "fb"), ("gamma", "fc")] {
+        let code = expand(&mut r, &format!("{{code:{lib}:{f}}}"), &[]).remove(0);
+        for client in [&mut r, &mut d] {
+            let args: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD", &code];
+            assert_eq!(render(&call(client, &args)), format!("\"{lib}\""));
+        }
+    }
+    let listing = |client: &mut RespClient| {
+        ["alpha", "beta", "gamma"].map(|lib| {
+            render(&call(
+                client,
+                &["FUNCTION", "LIST", "LIBRARYNAME", lib, "WITHCODE"],
+            ))
+        })
+    };
+    let want = listing(&mut r);
+    // Each server's dump, restored with FLUSH into the other, gives the same libraries.
+    let from_redis = bulk(call(&mut r, &["FUNCTION", "DUMP"]), "redis dump");
+    let from_docdb = bulk(call(&mut d, &["FUNCTION", "DUMP"]), "docdb dump");
+    for (client, payload) in [(&mut d, &from_redis), (&mut r, &from_docdb)] {
+        let args: Vec<&[u8]> = vec![b"FUNCTION", b"RESTORE", payload, b"FLUSH"];
+        assert_eq!(render(&call(client, &args)), "+OK");
+    }
+    assert_eq!(listing(&mut r), want);
+    assert_eq!(listing(&mut d), want);
 }

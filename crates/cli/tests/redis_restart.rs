@@ -783,7 +783,7 @@ fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
 }
 
 /// Function libraries outlive a restart (Redis keeps them in its RDB and AOF files), a
-/// library deleted or flushed stays gone, and the script cache starts empty (EVALSHA of a
+/// library deleted or flushed stays gone, one FUNCTION RESTORE brought back stays, and the script cache starts empty (EVALSHA of a
 /// script loaded before answers NOSCRIPT, as after a Redis restart). Also against
 /// redis-server with `DOCDB_SERVE_TESTS_PEER=redis` (with its append-only file on).
 #[test]
@@ -822,6 +822,9 @@ fn function_libraries_survive_a_restart() {
         c.call(&["EVALSHA", &sha, "0"]),
         Frame::Error("NOSCRIPT No matching script. Please use EVAL.".into())
     );
+    let Frame::Bulk(payload) = c.call(&["FUNCTION", "DUMP"]) else {
+        panic!("FUNCTION DUMP gave no payload");
+    };
     c.ok(&["FUNCTION", "FLUSH"]);
     drop(c);
 
@@ -829,6 +832,15 @@ fn function_libraries_survive_a_restart() {
     let mut c = server.client();
     assert_eq!(c.call(&["FCALL", "add", "1", "n", "2"]), not_found);
     assert_eq!(c.call(&["FUNCTION", "LIST"]), Frame::Array(Vec::new()));
+    // A library FUNCTION RESTORE brought back is kept as a loaded one.
+    let restore: [&[u8]; 3] = [b"FUNCTION", b"RESTORE", &payload];
+    let restored = c.raw().call(&restore).expect("FUNCTION RESTORE");
+    assert_eq!(restored, Frame::Simple("OK".into()));
+    drop(c);
+
+    let server = server.restart();
+    let mut c = server.client();
+    assert_eq!(c.call(&["FCALL", "add", "1", "n", "2"]), Frame::Integer(9));
     drop(c);
     server.stop();
 }

@@ -11,6 +11,8 @@ use crate::error::{CmdError, CmdResult};
 use crate::frame::{Frame, Protocol};
 use crate::glob;
 use crate::number::int_arg;
+use crate::rdb;
+use crate::script::functions::{Libraries, RestorePolicy};
 use crate::script::{self, functions};
 use crate::session::Session;
 use crate::store::IterSlot;
@@ -436,13 +438,106 @@ fn function_command<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     if is(sub, "kill") {
         return core.scripts.kill().map(|()| ok()).map_err(CmdError::Err);
     }
-    if is(sub, "dump") || is(sub, "restore") {
-        return Err(CmdError::err(
-            "FUNCTION DUMP and RESTORE are not supported: load libraries from their code",
-        ));
+    if is(sub, "dump") {
+        if ctx.args.len() != 2 {
+            return Err(arity("dump"));
+        }
+        let all = libraries.all();
+        let payload = rdb::encode_functions(all.iter().map(|l| l.code.as_slice()));
+        return Ok(Frame::Bulk(payload));
+    }
+    if is(sub, "restore") {
+        return function_restore(ctx);
+    }
+    if is(sub, "help") && ctx.args.len() == 2 {
+        return Ok(super::help_reply(FUNCTION_HELP));
     }
     Err(super::unknown_subcommand(sub, "function"))
 }
+
+/// `FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]`: the libraries of a FUNCTION DUMP
+/// payload, all or none, kept as FUNCTION LOAD keeps them.
+fn function_restore<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
+    let core = ctx.core;
+    let policy = match ctx.args.get(3..) {
+        _ if ctx.args.len() < 3 => {
+            return Err(super::wrong_arity("function|restore"));
+        }
+        Some([]) | None => RestorePolicy::Append,
+        Some([word]) => RestorePolicy::parse(word).ok_or_else(|| {
+            CmdError::err(
+                "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            )
+        })?,
+        Some(_) => return Err(super::subcommand_syntax("FUNCTION", ctx.arg(1))),
+    };
+    let codes = rdb::decode_functions(ctx.arg(2)).map_err(CmdError::err)?;
+    // Checked against each other first, as Redis loads them into a set of their own.
+    let restored = Libraries::default();
+    for code in codes {
+        let library = script::compile_library(&core.scripts, code).map_err(CmdError::Err)?;
+        restored.add(library, false).map_err(CmdError::Err)?;
+    }
+    let restored = restored.all();
+    let docdb = core.store.docdb();
+    let gone = core
+        .scripts
+        .libraries
+        .restore(restored.clone(), policy)
+        .map_err(CmdError::Err)?;
+    for name in gone {
+        docdb.put_meta(&[LIBRARY_PREFIX, name.as_bytes()].concat(), None)?;
+    }
+    for library in &restored {
+        let meta = [LIBRARY_PREFIX, library.name.as_bytes()].concat();
+        docdb.put_meta(&meta, Some(&library.code))?;
+    }
+    Ok(ok())
+}
+
+/// FUNCTION HELP, as Redis 7.0 gives it.
+const FUNCTION_HELP: &[&str] = &[
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+];
 
 /// `FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]`.
 fn function_list<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {

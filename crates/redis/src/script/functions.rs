@@ -55,6 +55,31 @@ pub struct Library {
     pub functions: Vec<FunctionInfo>,
 }
 
+/// What FUNCTION RESTORE does with the libraries already loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestorePolicy {
+    /// Keep them; a restored library of the same name is an error (the default).
+    Append,
+    /// Keep them, but those a restored library replaces.
+    Replace,
+    /// Drop them all first.
+    Flush,
+}
+
+impl RestorePolicy {
+    /// `APPEND`, `REPLACE` or `FLUSH`, in any case.
+    pub fn parse(word: &[u8]) -> Option<Self> {
+        [
+            ("append", RestorePolicy::Append),
+            ("replace", RestorePolicy::Replace),
+            ("flush", RestorePolicy::Flush),
+        ]
+        .into_iter()
+        .find(|(name, _)| word.eq_ignore_ascii_case(name.as_bytes()))
+        .map(|(_, policy)| policy)
+    }
+}
+
 /// Every library, shared by all connections.
 #[derive(Default)]
 pub struct Libraries {
@@ -98,6 +123,43 @@ impl Libraries {
         libraries.insert(library.name.clone(), library);
         self.generation.fetch_add(1, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// FUNCTION RESTORE: adds `restored` (libraries of distinct names) as `policy` says,
+    /// all or none; Redis's error if a name collides. Returns the libraries replaced or
+    /// dropped, by name.
+    pub fn restore(
+        &self,
+        restored: Vec<Library>,
+        policy: RestorePolicy,
+    ) -> Result<Vec<String>, String> {
+        let mut libraries = self.lock();
+        let mut kept = match policy {
+            RestorePolicy::Flush => BTreeMap::new(),
+            RestorePolicy::Append | RestorePolicy::Replace => libraries.clone(),
+        };
+        for library in &restored {
+            if kept.remove(&library.name).is_some() && policy == RestorePolicy::Append {
+                return Err(format!("ERR Library {} already exists", library.name));
+            }
+        }
+        for function in restored.iter().flat_map(|l| &l.functions) {
+            if kept
+                .values()
+                .any(|l| l.functions.iter().any(|f| f.name == function.name))
+            {
+                return Err(format!("ERR Function {} already exists", function.name));
+            }
+        }
+        let gone: Vec<String> = libraries
+            .keys()
+            .filter(|name| !kept.contains_key(*name))
+            .cloned()
+            .collect();
+        kept.extend(restored.into_iter().map(|l| (l.name.clone(), l)));
+        *libraries = kept;
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(gone)
     }
 
     /// FUNCTION DELETE: whether there was such a library.

@@ -270,16 +270,23 @@ pub fn load(scripts: &Scripts, body: Vec<u8>) -> Result<Arc<Script>, Frame> {
 /// FUNCTION LOAD: runs `code` on this thread to get its functions, then keeps the library
 /// (replacing one of its name only if `replace`); its name, or Redis's error.
 pub fn load_library(scripts: &Scripts, code: Vec<u8>, replace: bool) -> Result<String, String> {
+    let library = compile_library(scripts, code)?;
+    let name = library.name.clone();
+    scripts.libraries.add(library, replace)?;
+    Ok(name)
+}
+
+/// Runs library `code` on this thread to get its name and functions, without keeping it;
+/// Redis's error if the code is not a library.
+pub fn compile_library(scripts: &Scripts, code: Vec<u8>) -> Result<functions::Library, String> {
     let name = functions::library_name(&code)?;
     let registered = with_vm(scripts, |vm| vm.run_library(&code))
         .map_err(|e| format!("ERR {}", convert::root_message(&e)))??;
-    let library = functions::Library {
-        name: name.clone(),
+    Ok(functions::Library {
+        name,
         functions: registered.into_iter().map(|(info, _)| info).collect(),
         code,
-    };
-    scripts.libraries.add(library, replace)?;
-    Ok(name)
+    })
 }
 
 /// FCALL: runs function `name` (which FCALL has found) with `keys` and `args`, each command
