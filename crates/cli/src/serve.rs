@@ -193,6 +193,7 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             Some(other) => bail!("--writer-thread must be on or off, not {other:?}"),
         },
         aclfile: args.aclfile.map(|path| path.display().to_string()),
+        config_file: args.config.map(|path| path.display().to_string()),
     };
     Ok(Settings {
         data_dir,

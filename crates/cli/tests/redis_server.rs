@@ -116,6 +116,60 @@ fn settings_come_from_flags_then_environment_then_the_toml_file() {
 }
 
 #[test]
+fn config_rewrite_writes_config_set_changes_into_the_toml_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let config = dir.path().join("docdb.toml");
+    let original = format!(
+        "# kept as written\nlisten = \"127.0.0.1:{port}\"\nmaxclients = 7 # old limit\n\
+         metrics-listen = \"off\"\n"
+    );
+    std::fs::write(&config, &original).expect("write config");
+    let data = dir.path().join("data");
+    let args = [
+        "--config",
+        config.to_str().expect("utf-8 path"),
+        "--data-dir",
+        data.to_str().expect("utf-8 path"),
+    ];
+    let ok = Frame::Simple("OK".into());
+    {
+        let _server = start(&args, &[], loopback(port));
+        let mut client = connect(loopback(port));
+        for (name, value) in [
+            ("maxclients", "12"),
+            ("appendfsync", "always"),
+            ("requirepass", "pw"),
+        ] {
+            let reply = client.call(&["CONFIG", "SET", name, value]).expect("set");
+            assert_eq!(reply, ok, "CONFIG SET {name}");
+        }
+        assert_eq!(client.call(&["CONFIG", "REWRITE"]).expect("rewrite"), ok);
+    }
+    // Comments and other lines stay; changed settings are replaced or added.
+    let text = std::fs::read_to_string(&config).expect("read config");
+    assert_eq!(
+        text,
+        original.replace("maxclients = 7 # old limit", "maxclients = 12")
+            + "requirepass = \"pw\"\nfsync = \"always\"\n"
+    );
+    // The next start runs with them.
+    let _server = start(&args, &[], loopback(port));
+    let mut client = connect(loopback(port));
+    let noauth = Frame::Error("NOAUTH Authentication required.".into());
+    assert_eq!(client.call(&["GET", "k"]).expect("get"), noauth);
+    assert_eq!(client.call(&["AUTH", "pw"]).expect("auth"), ok);
+    let reply = client
+        .call(&["CONFIG", "GET", "maxclients"])
+        .expect("config");
+    let want = Frame::Array(vec![
+        Frame::Bulk(b"maxclients".to_vec()),
+        Frame::Bulk(b"12".to_vec()),
+    ]);
+    assert_eq!(reply, want);
+}
+
+#[test]
 fn bad_settings_are_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("bad.toml");

@@ -69,6 +69,8 @@ pub struct RuntimeConfig {
     pub writer_thread: bool,
     /// The ACL file users are loaded from and saved to, if any (set at start only).
     pub aclfile: Option<String>,
+    /// The TOML config file the server started with, which CONFIG REWRITE updates.
+    pub config_file: Option<String>,
 }
 
 impl Default for RuntimeConfig {
@@ -82,6 +84,7 @@ impl Default for RuntimeConfig {
             data_dir: "./docdb-data".into(),
             writer_thread: false,
             aclfile: None,
+            config_file: None,
         }
     }
 }

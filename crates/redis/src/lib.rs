@@ -24,6 +24,7 @@ pub mod number;
 pub mod pause;
 pub mod pubsub;
 pub mod rdb;
+pub mod rewrite;
 pub mod script;
 pub mod server;
 pub mod session;

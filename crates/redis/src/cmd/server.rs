@@ -16,9 +16,10 @@ use super::{
 use crate::clients::ClientFilter;
 use crate::core::{Core, Fsync};
 use crate::error::{CmdError, CmdResult};
-use crate::frame::{Frame, Protocol};
+use crate::frame::{Frame, Limits, Protocol};
 use crate::glob;
 use crate::number::int_arg;
+use crate::rewrite::Setting;
 use crate::session::Session;
 use crate::tracking::TrackingMode;
 
@@ -996,17 +997,57 @@ fn config<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         }
         b"resetstat" if ctx.args.len() == 2 => Ok(ok()),
         b"help" if ctx.args.len() == 2 => Ok(help_reply(CONFIG_HELP)),
-        // Settings come from flags, the environment and a TOML file of docdb's own, which
-        // CONFIG SET does not rewrite, as Redis without a config file.
-        b"rewrite" if ctx.args.len() == 2 => {
-            Err(CmdError::err("The server is running without a config file"))
-        }
+        b"rewrite" if ctx.args.len() == 2 => config_rewrite(ctx.core),
         b"get" | b"set" | b"resetstat" | b"help" | b"rewrite" => Err(super::wrong_arity(&format!(
             "config|{}",
             String::from_utf8_lossy(&sub)
         ))),
         _ => Err(unknown_subcommand(ctx.arg(1), "CONFIG")),
     }
+}
+
+/// CONFIG REWRITE: the settings CONFIG SET changes, written into the TOML file given with
+/// `--config` (see [`crate::rewrite`]); without one, Redis's error.
+fn config_rewrite<E: Engine>(core: &Core<E>) -> CmdResult<Frame> {
+    let (path, settings) = {
+        let config = core.config();
+        let Some(path) = config.config_file.clone() else {
+            return Err(CmdError::err("The server is running without a config file"));
+        };
+        let history = core.store.docdb().options().history_retention.as_secs();
+        let text = |key, value: &str, default: bool| Setting {
+            key,
+            value: toml::Value::String(value.to_string()),
+            default,
+        };
+        let number = |key, value: u64, default: u64| Setting {
+            key,
+            value: toml::Value::Integer(i64::try_from(value).unwrap_or(i64::MAX)),
+            default: value == default,
+        };
+        let password = config.requirepass.as_deref();
+        let settings = vec![
+            text("requirepass", password.unwrap_or(""), password.is_none()),
+            number("maxclients", config.maxclients as u64, 10_000),
+            number(
+                "proto-max-bulk-len",
+                config.limits.max_bulk_len as u64,
+                Limits::default().max_bulk_len as u64,
+            ),
+            text(
+                "fsync",
+                config.fsync.name(),
+                config.fsync == Fsync::default(),
+            ),
+            number("history-retention", history, 900),
+        ];
+        (path, settings)
+    };
+    crate::rewrite::rewrite_file(std::path::Path::new(&path), &settings).map_err(|e| {
+        tracing::warn!(path, error = %e, "CONFIG REWRITE failed");
+        CmdError::err(format!("Rewriting config file: {e}"))
+    })?;
+    Ok(ok())
 }
 
 fn config_set<E: Engine>(ctx: &Ctx<'_, '_, E>, name: &[u8], value: &[u8]) -> CmdResult<()> {
