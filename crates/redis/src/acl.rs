@@ -134,6 +134,35 @@ fn subcommands(i: usize) -> std::ops::Range<usize> {
     i + 1..end
 }
 
+/// Rules as given (ACL SETUSER's arguments, or the words of an ACL file line) with each
+/// selector's words joined back into one `(...)` rule, as Redis's
+/// `ACLMergeSelectorArguments` does; or the index of the rule opening a selector that never
+/// closes.
+pub fn merge_selectors<'a>(
+    rules: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<Vec<Vec<u8>>, usize> {
+    let mut merged = Vec::new();
+    let mut open: Option<(usize, Vec<u8>)> = None;
+    for (i, rule) in rules.into_iter().enumerate() {
+        let closes = rule.last() == Some(&b')');
+        if let Some((_, selector)) = &mut open {
+            selector.push(b' ');
+            selector.extend_from_slice(rule);
+            if closes {
+                merged.extend(open.take().map(|(_, s)| s));
+            }
+        } else if rule.first() == Some(&b'(') && !closes {
+            open = Some((i, rule.to_vec()));
+        } else {
+            merged.push(rule.to_vec());
+        }
+    }
+    match open {
+        Some((start, _)) => Err(start),
+        None => Ok(merged),
+    }
+}
+
 /// Whether command `name` (top level) has subcommands in Redis's table.
 pub fn is_container(name: &str) -> bool {
     command_index(name).is_some_and(|i| !subcommands(i).is_empty())
@@ -179,6 +208,10 @@ pub struct User {
     keys: Vec<KeyPattern>,
     allchannels: bool,
     channels: Vec<Vec<u8>>,
+    /// Selectors (`(...)` rules): further sets of command, key and channel permissions,
+    /// each kept as a user whose flags and passwords go unused. A request runs if the
+    /// user's own permissions or any selector's allow all of it.
+    pub selectors: Vec<User>,
 }
 
 /// `ERR Error in ACL SETUSER modifier '...': <this>`.
@@ -208,6 +241,7 @@ impl User {
             keys: Vec::new(),
             allchannels: false,
             channels: Vec::new(),
+            selectors: Vec::new(),
         }
     }
 
@@ -262,7 +296,11 @@ impl User {
     /// Applies one ACL SETUSER rule.
     pub fn apply(&mut self, rule: &[u8]) -> Result<(), RuleError> {
         let word = |w: &str| rule.eq_ignore_ascii_case(w.as_bytes());
-        if word("on") {
+        if let Some(body) = rule.strip_prefix(b"(").and_then(|r| r.strip_suffix(b")")) {
+            self.selectors.push(Self::selector(body)?);
+        } else if word("clearselectors") {
+            self.selectors.clear();
+        } else if word("on") {
             self.enabled = true;
         } else if word("off") {
             self.enabled = false;
@@ -299,6 +337,7 @@ impl User {
                 "resetkeys",
                 "resetchannels",
                 "off",
+                "clearselectors",
                 "-@all",
                 "sanitize-payload",
             ] {
@@ -308,6 +347,25 @@ impl User {
             return self.apply_symbol_rule(rule);
         }
         Ok(())
+    }
+
+    /// A selector from the rules inside `(...)`, separated by spaces: only command, key
+    /// and channel rules, as Redis's `ACLSetSelector` takes.
+    fn selector(body: &[u8]) -> Result<User, RuleError> {
+        let mut selector = User::new("");
+        for rule in body.split(|&b| b == b' ').filter(|r| !r.is_empty()) {
+            let word = |w: &str| rule.eq_ignore_ascii_case(w.as_bytes());
+            let allowed = ["allkeys", "resetkeys", "allchannels", "resetchannels"]
+                .into_iter()
+                .chain(["allcommands", "nocommands"])
+                .any(word)
+                || matches!(rule[0], b'~' | b'%' | b'&' | b'+' | b'-');
+            if !allowed {
+                return Err(SYNTAX);
+            }
+            selector.apply(rule)?;
+        }
+        Ok(selector)
     }
 
     /// The rules that start with a symbol: passwords, patterns, commands.
@@ -612,21 +670,11 @@ impl User {
         rules.join(" ")
     }
 
-    /// The user as ACL LIST shows it (without the leading `user <name> `).
-    pub fn describe(&self) -> String {
+    /// Keys, channels and commands as Redis's `ACLDescribeSelector` gives them.
+    fn describe_permissions(&self) -> String {
         let mut out = String::new();
-        for flag in self.flag_names() {
-            out.push_str(flag);
-            out.push(' ');
-        }
-        for p in &self.passwords {
-            out.push('#');
-            out.push_str(p);
-            out.push(' ');
-        }
-        let keys = self.keys_text();
         if self.allkeys || !self.keys.is_empty() {
-            out.push_str(&keys);
+            out.push_str(&self.keys_text());
             out.push(' ');
         }
         if self.allchannels {
@@ -640,6 +688,27 @@ impl User {
             }
         }
         out.push_str(&self.commands_text());
+        out
+    }
+
+    /// The user as ACL LIST shows it (without the leading `user <name> `).
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        for flag in self.flag_names() {
+            out.push_str(flag);
+            out.push(' ');
+        }
+        for p in &self.passwords {
+            out.push('#');
+            out.push_str(p);
+            out.push(' ');
+        }
+        out.push_str(&self.describe_permissions());
+        for selector in &self.selectors {
+            out.push_str(" (");
+            out.push_str(&selector.describe_permissions());
+            out.push(')');
+        }
         out
     }
 }

@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::acl::{UNKNOWN, User};
+use crate::acl::{UNKNOWN, User, merge_selectors};
 
 /// The end of every failed load's error text.
 pub const LOAD_FAILED: &str =
@@ -64,7 +64,15 @@ pub fn parse(
             continue;
         }
         let mut user = User::new(name);
-        apply_rules(&mut user, &words[2..], &at, &mut errors);
+        match merge_selectors(words[2..].iter().map(|w| w.as_bytes())) {
+            Ok(rules) => apply_rules(&mut user, &rules, &at, &mut errors),
+            Err(_) => {
+                let _ = write!(
+                    errors,
+                    "{at}: Unmatched parenthesis in selector definition."
+                );
+            }
+        }
         users.insert(name.to_string(), user);
     }
     if !errors.is_empty() {
@@ -79,9 +87,10 @@ pub fn parse(
 
 /// Applies one line's rules to `user`, adding each failure to `errors` as Redis reports it:
 /// every unknown command or category with its rule, and only the first other error.
-fn apply_rules(user: &mut User, rules: &[&str], at: &str, errors: &mut String) {
+fn apply_rules(user: &mut User, rules: &[Vec<u8>], at: &str, errors: &mut String) {
     let mut reported = false;
     for rule in rules {
+        let rule = String::from_utf8_lossy(rule);
         let rule = rule.trim_matches(['\t', '\r', '\n']);
         if rule.is_empty() {
             continue;
@@ -198,6 +207,28 @@ mod tests {
             error,
             "'f:1: username 'a\tb' contains invalid characters. WARNING: ACL errors detected, \
              no change to the previously active ACL rules was performed"
+        );
+    }
+
+    #[test]
+    fn selectors_span_words_and_an_unclosed_one_is_an_error() {
+        let users = parse(
+            "f",
+            "user s on nopass ~a* +get (~b* +set) (&ch* +publish)",
+            None,
+        )
+        .expect("parse");
+        assert_eq!(
+            users["s"].acl_line(),
+            // As redis-server 7.0.15's ACL SAVE writes it (`redis_acl.rs` compares the files).
+            "user s on nopass ~a* resetchannels -@all +get (~b* resetchannels -@all +set) \
+             (resetchannels &ch* -@all +publish)"
+        );
+        let error = parse("f", "user s on (~b* +set\nuser t on\n", None).expect_err("errors");
+        assert_eq!(
+            error,
+            "f:1: Unmatched parenthesis in selector definition.WARNING: ACL errors detected, no \
+             change to the previously active ACL rules was performed"
         );
     }
 

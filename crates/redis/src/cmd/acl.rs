@@ -104,7 +104,13 @@ fn setuser<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
         .get(&name)
         .cloned()
         .unwrap_or_else(|| User::new(&name));
-    for rule in &ctx.args[3..] {
+    let rules = acl::merge_selectors(ctx.args[3..].iter().map(Vec::as_slice)).map_err(|at| {
+        CmdError::err(format!(
+            "Unmatched parenthesis in acl selector starting at '{}'.",
+            String::from_utf8_lossy(&ctx.args[3 + at])
+        ))
+    })?;
+    for rule in &rules {
         user.apply(rule).map_err(|e| {
             CmdError::err(format!(
                 "Error in ACL SETUSER modifier '{}': {e}",
@@ -136,7 +142,21 @@ fn getuser<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> Frame {
         field("commands", text(user.commands_text())),
         field("keys", text(user.keys_text())),
         field("channels", text(user.channels_text())),
-        field("selectors", Frame::Array(Vec::new())),
+        field(
+            "selectors",
+            Frame::Array(
+                user.selectors
+                    .iter()
+                    .map(|selector| {
+                        Frame::Map(vec![
+                            field("commands", text(selector.commands_text())),
+                            field("keys", text(selector.keys_text())),
+                            field("channels", text(selector.channels_text())),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
     ])
 }
 
@@ -361,27 +381,51 @@ impl Denial {
     }
 }
 
-/// Whether `user` may run `args` (a request to `spec`, arity checked): its command, then
-/// its keys, then its channels, as Redis's `ACLCheckAllUserCommandPerm`.
+/// Whether `user` may run `args` (a request to `spec`, arity checked), as Redis's
+/// `ACLCheckAllUserCommandPerm`: allowed if its own permissions or any selector's allow
+/// all of it; else the most relevant denial (channel over key over command, then the one
+/// at the later argument).
 fn verdict<E: Engine>(user: &User, spec: &Spec<E>, args: &[Vec<u8>]) -> Option<Denial> {
     if spec.flags & super::NO_AUTH != 0 || user.unrestricted() {
         return None;
     }
+    let mut relevant: Option<(u8, usize, Denial)> = None;
+    for permissions in std::iter::once(user).chain(&user.selectors) {
+        let denial = permissions_verdict(permissions, spec, args)?;
+        if relevant
+            .as_ref()
+            .is_none_or(|(rank, at, _)| (denial.0, denial.1) > (*rank, *at))
+        {
+            relevant = Some(denial);
+        }
+    }
+    relevant.map(|(_, _, denial)| denial)
+}
+
+/// One set of permissions' denial of `args`, if any, with its rank (Redis's `ACL_DENIED_*`
+/// value) and argument index: its command, then its keys, then its channels.
+fn permissions_verdict<E: Engine>(
+    user: &User,
+    spec: &Spec<E>,
+    args: &[Vec<u8>],
+) -> Option<(u8, usize, Denial)> {
     let name = acl::full_name(spec.name, args);
     if !user.can_run(&name, args) {
-        return Some(Denial {
+        let denial = Denial {
             reason: "command",
             object: name,
-        });
+        };
+        return Some((1, 0, denial));
     }
     let write = spec.flags & WRITE != 0;
     let read = spec.flags & READONLY != 0 || !write;
     for i in keyspec::key_positions(spec, args).unwrap_or_default() {
         if !user.can_key(&args[i], read, write) {
-            return Some(Denial {
+            let denial = Denial {
                 reason: "key",
                 object: String::from_utf8_lossy(&args[i]).into_owned(),
-            });
+            };
+            return Some((2, i, denial));
         }
     }
     let (channels, pattern): (&[Vec<u8>], bool) = match spec.name {
@@ -392,10 +436,13 @@ fn verdict<E: Engine>(user: &User, spec: &Spec<E>, args: &[Vec<u8>]) -> Option<D
     };
     channels
         .iter()
-        .find(|c| !user.can_channel(c, pattern))
-        .map(|c| Denial {
-            reason: "channel",
-            object: String::from_utf8_lossy(c).into_owned(),
+        .position(|c| !user.can_channel(c, pattern))
+        .map(|at| {
+            let denial = Denial {
+                reason: "channel",
+                object: String::from_utf8_lossy(&channels[at]).into_owned(),
+            };
+            (4, at + 1, denial)
         })
 }
 
