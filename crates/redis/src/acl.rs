@@ -355,10 +355,15 @@ impl User {
         let mut selector = User::new("");
         for rule in body.split(|&b| b == b' ').filter(|r| !r.is_empty()) {
             let word = |w: &str| rule.eq_ignore_ascii_case(w.as_bytes());
-            let allowed = ["allkeys", "resetkeys", "allchannels", "resetchannels"]
-                .into_iter()
-                .chain(["allcommands", "nocommands"])
-                .any(word)
+            const SELECTOR_WORDS: [&str; 6] = [
+                "allkeys",
+                "resetkeys",
+                "allchannels",
+                "resetchannels",
+                "allcommands",
+                "nocommands",
+            ];
+            let allowed = SELECTOR_WORDS.into_iter().any(word)
                 || matches!(rule[0], b'~' | b'%' | b'&' | b'+' | b'-');
             if !allowed {
                 return Err(SYNTAX);

@@ -9,9 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::acl::{UNKNOWN, User, merge_selectors};
 
@@ -129,25 +127,9 @@ pub fn load(path: &Path, requirepass: Option<&str>) -> Result<BTreeMap<String, U
     parse(&label, &String::from_utf8_lossy(&bytes), requirepass)
 }
 
-/// Writes `users` to the ACL file at `path`: into a temporary file beside it, synced, then
-/// renamed over it, so a crash leaves the old file or the new one, never a part.
+/// Writes `users` to the ACL file at `path`, replacing it whole ([`crate::files`]).
 pub fn save(path: &Path, users: &BTreeMap<String, User>) -> std::io::Result<()> {
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".tmp-{}-{millis}", std::process::id()));
-    let temp = Path::new(&temp);
-    let written = (|| {
-        let mut file = std::fs::File::create(temp)?;
-        file.write_all(format(users).as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(temp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(temp);
-    }
-    written
+    crate::files::replace_file(path, format(users).as_bytes())
 }
 
 /// An I/O error as C's `strerror` words it ("No such file or directory"), without Rust's

@@ -13,6 +13,7 @@ pub mod clients;
 pub mod cmd;
 pub mod core;
 pub mod error;
+pub mod files;
 pub mod frame;
 pub mod geohash;
 pub mod glob;

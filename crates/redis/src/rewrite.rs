@@ -7,7 +7,6 @@
 //! (through a synced temporary file and a rename), so a rewrite never leaves a file the next
 //! start cannot read.
 
-use std::io::Write as _;
 use std::path::Path;
 
 /// One setting to write: its key in the file, its value as TOML, and whether that value is
@@ -60,26 +59,14 @@ fn key_of(line: &str) -> Option<&str> {
     (!unquoted.is_empty() && !unquoted.starts_with('#')).then_some(unquoted)
 }
 
-/// Rewrites the config file at `path` with `settings`: the new text goes to a temporary
-/// file beside it, synced, then renamed over it.
+/// Rewrites the config file at `path` with `settings`, replacing it whole
+/// ([`crate::files`]).
 pub fn rewrite_file(path: &Path, settings: &[Setting]) -> Result<(), String> {
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
     let out = rewritten(&text, settings)?;
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".tmp-{}", std::process::id()));
-    let temp = Path::new(&temp);
-    let written = (|| {
-        let mut file = std::fs::File::create(temp)?;
-        file.write_all(out.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(temp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(temp);
-        return Err(format!("writing {}: {e}", path.display()));
-    }
-    Ok(())
+    crate::files::replace_file(path, out.as_bytes())
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 #[cfg(test)]
