@@ -88,6 +88,12 @@ pub struct ServeArgs {
     /// RocksDB's flushes and compactions, and to clients on the same machine].
     #[arg(long, env = "DOCDB_THREADS")]
     pub threads: Option<usize>,
+    /// Threads of a second runtime for connections that pipeline (adaptive threading: a
+    /// connection averaging 4 or more requests per read gets the writer thread, and every
+    /// other such connection moves to these threads); 0 turns it off [default: the CPUs
+    /// `--threads` leaves].
+    #[arg(long, env = "DOCDB_PIPELINED_THREADS")]
+    pub pipelined_threads: Option<usize>,
     /// Run the writes of every connection on one writer thread, landing the runs waiting
     /// together: `on` or `off` [default: off].
     #[arg(long, env = "DOCDB_WRITER_THREAD")]
@@ -125,6 +131,7 @@ impl ServeArgs {
             huge_pages: self.huge_pages.or(file.huge_pages),
             compaction: self.compaction.or(file.compaction),
             threads: self.threads.or(file.threads),
+            pipelined_threads: self.pipelined_threads.or(file.pipelined_threads),
             writer_thread: self.writer_thread.or(file.writer_thread),
             log: self.log.or(file.log),
         })
@@ -192,6 +199,9 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
             Some("on") => true,
             Some(other) => bail!("--writer-thread must be on or off, not {other:?}"),
         },
+        pipelined_threads: args
+            .pipelined_threads
+            .unwrap_or_else(|| cpus().saturating_sub(main_threads(args.threads))),
         aclfile: args.aclfile.map(|path| path.display().to_string()),
         config_file: args.config.map(|path| path.display().to_string()),
     };
@@ -212,11 +222,10 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
 pub fn run(args: ServeArgs) -> anyhow::Result<bool> {
     let args = args.merged()?;
     init_logging(args.log.as_deref().unwrap_or("info"));
-    let threads = args.threads;
+    let threads = main_threads(args.threads);
     let settings = settings(args)?;
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.worker_threads(threads.unwrap_or(cpus / 2).max(1));
+    builder.worker_threads(threads);
     let runtime = builder
         .enable_all()
         .thread_name("docdb-worker")
@@ -224,6 +233,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<bool> {
         .context("starting the async runtime")?;
     runtime.block_on(serve(settings))?;
     Ok(true)
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The main runtime's workers: `--threads`, or half the CPUs; at least 1.
+fn main_threads(threads: Option<usize>) -> usize {
+    threads.unwrap_or(cpus() / 2).max(1)
 }
 
 fn init_logging(filter: &str) {

@@ -67,6 +67,9 @@ pub struct RuntimeConfig {
     pub data_dir: String,
     /// Run every connection's writes on one writer thread (read at start).
     pub writer_thread: bool,
+    /// Worker threads of the runtime that connections judged pipelining share with the
+    /// main one (see [`crate::lanes`]); 0 turns adaptive threading off (read at start).
+    pub pipelined_threads: usize,
     /// The ACL file users are loaded from and saved to, if any (set at start only).
     pub aclfile: Option<String>,
     /// The TOML config file the server started with, which CONFIG REWRITE updates.
@@ -83,6 +86,7 @@ impl Default for RuntimeConfig {
             listen: "127.0.0.1:6379".into(),
             data_dir: "./docdb-data".into(),
             writer_thread: false,
+            pipelined_threads: 0,
             aclfile: None,
             config_file: None,
         }
@@ -367,6 +371,16 @@ impl<E: Engine> Core<E> {
                 "docdb_protocol_errors_total",
                 "Connections closed for malformed or oversized requests.",
                 &m.protocol_errors,
+            ),
+            (
+                "docdb_pipelining_connections_total",
+                "Connections judged pipelining, whose writes go to the writer thread.",
+                &m.pipelining_connections,
+            ),
+            (
+                "docdb_moved_connections_total",
+                "Pipelining connections moved to the pipelined runtime's threads.",
+                &m.moved_connections,
             ),
         ] {
             metric(

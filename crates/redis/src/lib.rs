@@ -18,6 +18,7 @@ pub mod frame;
 pub mod geohash;
 pub mod glob;
 pub mod hll;
+pub mod lanes;
 pub mod latency;
 pub mod long_double;
 pub mod metrics;

@@ -83,6 +83,10 @@ pub struct Metrics {
     pub connections_rejected: AtomicU64,
     /// Connections closed for protocol errors or over-limit requests.
     pub protocol_errors: AtomicU64,
+    /// Connections judged pipelining (see [`crate::lanes`]).
+    pub pipelining_connections: AtomicU64,
+    /// Connections moved to the pipelined runtime.
+    pub moved_connections: AtomicU64,
 }
 
 impl Metrics {
@@ -97,6 +101,8 @@ impl Metrics {
             connections_total: AtomicU64::new(0),
             connections_rejected: AtomicU64::new(0),
             protocol_errors: AtomicU64::new(0),
+            pipelining_connections: AtomicU64::new(0),
+            moved_connections: AtomicU64::new(0),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 
@@ -12,13 +12,14 @@ use engine::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::blocking::{Wait, Waiter};
 use crate::cmd::{execute, execute_write_run, joins_write_run, paused, serve_after, serve_lapsed};
 use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
+use crate::lanes::{Lanes, PipelineWatch, pipelined_runtime};
 use crate::pubsub::Subscriber;
 use crate::session::Session;
 use crate::store::IterSlot;
@@ -55,7 +56,9 @@ fn sweep_budget(commands: u64) -> Duration {
 pub async fn serve<E: Engine>(core: Arc<Core<E>>, listener: TcpListener) -> io::Result<()> {
     let mut shutdown = core.stop_signal();
     let mut connections = JoinSet::new();
-    let (writer, writer_thread) = if core.config().writer_thread {
+    let pipelined = pipelined_runtime(core.config().pipelined_threads)?;
+    let lanes = Arc::new(Lanes::new(pipelined.as_ref()));
+    let (writer, writer_thread) = if core.config().writer_thread || lanes.adaptive() {
         let (writer, thread) = start_writer(core.clone())?;
         (Some(writer), Some(thread))
     } else {
@@ -81,16 +84,21 @@ pub async fn serve<E: Engine>(core: Arc<Core<E>>, listener: TcpListener) -> io::
                 }
                 core.clients.fetch_add(1, Ordering::SeqCst);
                 let core = core.clone();
+                let lanes = lanes.clone();
                 let shutdown = shutdown.clone();
                 let writer = writer.clone();
                 connections.spawn(async move {
-                    if let Err(e) = connection(&core, stream, peer, shutdown, writer).await {
-                        tracing::debug!(%peer, error = %e, "connection ended with an error");
-                    }
-                    core.clients.fetch_sub(1, Ordering::SeqCst);
+                    let served = connection(&core, &lanes, stream, peer, shutdown, writer).await;
+                    ended(&core, peer, served)
                 });
             }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            Some(joined) = connections.join_next(), if !connections.is_empty() => {
+                if let Ok(Some(moving)) = joined {
+                    let handle = lanes.pipelined().expect("only lanes with a runtime move").clone();
+                    let (core, lanes) = (core.clone(), lanes.clone());
+                    connections.spawn_on(moved(core, lanes, moving), &handle);
+                }
+            }
             _ = shutdown.changed() => break,
         }
     }
@@ -99,14 +107,28 @@ pub async fn serve<E: Engine>(core: Arc<Core<E>>, listener: TcpListener) -> io::
         connections = connections.len(),
         "shutting down: waiting for connections to finish"
     );
+    // A connection on its way to the pipelined runtime closes here.
+    let close_moving = |joined: Result<Option<Moving>, _>| {
+        if let Ok(Some(moving)) = joined {
+            release(&core, moving.conn.session.id);
+            core.clients.fetch_sub(1, Ordering::SeqCst);
+        }
+    };
     let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while connections.join_next().await.is_some() {}
+        while let Some(joined) = connections.join_next().await {
+            close_moving(joined);
+        }
     })
     .await;
     if drained.is_err() {
         tracing::warn!("connections still busy after the grace period; closing them");
         connections.abort_all();
-        while connections.join_next().await.is_some() {}
+        while let Some(joined) = connections.join_next().await {
+            close_moving(joined);
+        }
+    }
+    if let Some(runtime) = pipelined {
+        runtime.shutdown_background();
     }
     // Every connection's handle is gone: the writer finishes its queue and stops.
     drop(writer);
@@ -246,51 +268,147 @@ struct Cleanup<'a, E: Engine> {
 
 impl<E: Engine> Drop for Cleanup<'_, E> {
     fn drop(&mut self) {
-        self.core.broker.remove_client(self.id);
-        self.core.registry.remove(self.id);
-        self.core.tracking.disable(self.id);
+        release(self.core, self.id);
     }
 }
 
+/// Forgets the subscriptions, the client-list row and the tracking of connection `id`.
+fn release<E: Engine>(core: &Core<E>, id: u64) {
+    core.broker.remove_client(id);
+    core.registry.remove(id);
+    core.tracking.disable(id);
+}
+
+/// A connection task's end: the connection if it is to move (see [`crate::lanes`]), else
+/// `None`, with the client counted out.
+fn ended<E: Engine>(
+    core: &Core<E>,
+    peer: std::net::SocketAddr,
+    served: io::Result<Option<Moving>>,
+) -> Option<Moving> {
+    match served {
+        Ok(Some(moving)) => return Some(moving),
+        Ok(None) => {}
+        Err(e) => tracing::debug!(%peer, error = %e, "connection ended with an error"),
+    }
+    core.clients.fetch_sub(1, Ordering::SeqCst);
+    None
+}
+
+/// Serves a connection that moved to the pipelined runtime (this task runs there).
+async fn moved<E: Engine>(core: Arc<Core<E>>, lanes: Arc<Lanes>, moving: Moving) -> Option<Moving> {
+    let Moving { conn, stream } = moving;
+    let peer = conn.session.addr;
+    let id = conn.session.id;
+    let served = match TcpStream::from_std(stream) {
+        Ok(stream) => serve_conn(&core, &lanes, conn, stream).await,
+        Err(e) => {
+            release(&core, id);
+            Err(e)
+        }
+    };
+    ended(&core, peer, served)
+}
+
+/// A connection's state apart from its socket: what moves with it to the pipelined
+/// runtime (see [`crate::lanes`]).
+pub(crate) struct Conn {
+    session: Session,
+    pushed: mpsc::Receiver<Frame>,
+    overflowed: Arc<AtomicBool>,
+    killed: Arc<Notify>,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    shutdown: watch::Receiver<bool>,
+    /// The writer thread's queue, when this connection's write runs go there.
+    write_queue: Option<Writer>,
+    /// The writer thread's queue, taken once the connection is judged pipelining.
+    writer: Option<Writer>,
+    watch: PipelineWatch,
+}
+
+/// A connection on its way to the pipelined runtime: its state and its socket, detached
+/// from the main runtime's reactor.
+pub(crate) struct Moving {
+    conn: Conn,
+    stream: std::net::TcpStream,
+}
+
+/// A new connection: registers its session, then serves it (see [`serve_conn`]).
 async fn connection<E: Engine>(
     core: &Core<E>,
+    lanes: &Lanes,
     stream: TcpStream,
     peer: std::net::SocketAddr,
-    mut shutdown: watch::Receiver<bool>,
-    write_queue: Option<Writer>,
-) -> io::Result<()> {
+    shutdown: watch::Receiver<bool>,
+    writer: Option<Writer>,
+) -> io::Result<Option<Moving>> {
     stream.set_nodelay(true)?;
-    let (mut reader, mut writer) = stream.into_split();
-    let (push, mut pushed, overflowed) = Subscriber::channel();
+    let (push, pushed, overflowed) = Subscriber::channel();
     let mut session = Session::new(core.next_client_id(), peer, push);
     core.acl
         .start_session(&mut session, core.config().requirepass.is_some());
     let killed = core.registry.register(&session);
-    let _cleanup = Cleanup {
-        core,
-        id: session.id,
+    let conn = Conn {
+        session,
+        pushed,
+        overflowed,
+        killed,
+        input: Vec::with_capacity(READ_CHUNK),
+        output: Vec::with_capacity(READ_CHUNK),
+        shutdown,
+        write_queue: writer.clone().filter(|_| core.config().writer_thread),
+        writer,
+        watch: PipelineWatch::default(),
     };
-    let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut output: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    serve_conn(core, lanes, conn, stream).await
+}
+
+/// Serves a connection until it closes (`None`), or until it is judged pipelining and is
+/// to move to the pipelined runtime (its state and socket, to be served there).
+async fn serve_conn<E: Engine>(
+    core: &Core<E>,
+    lanes: &Lanes,
+    mut conn: Conn,
+    stream: TcpStream,
+) -> io::Result<Option<Moving>> {
+    let (mut reader, mut writer) = stream.into_split();
+    let cleanup = Cleanup {
+        core,
+        id: conn.session.id,
+    };
+    let Conn {
+        session,
+        pushed,
+        overflowed,
+        killed,
+        input,
+        output,
+        shutdown,
+        write_queue,
+        writer: spare_writer,
+        watch,
+    } = &mut conn;
+    let peer = session.addr;
     loop {
         if let Some(wait) = session.blocked.take() {
-            let waited = wait_unblocked(core, &mut session, wait, &mut reader, &mut input);
+            let waited = wait_unblocked(core, session, wait, &mut reader, input);
             let reply = tokio::select! {
                 reply = waited => reply?,
                 _ = shutdown.changed() => None,
                 () = killed.notified() => None,
             };
-            let Some(reply) = reply else { return Ok(()) };
-            reply.encode_as(session.protocol, &mut output);
+            let Some(reply) = reply else { return Ok(None) };
+            reply.encode_as(session.protocol, output);
             // Then the requests that arrived while it waited.
             let io = Io {
-                input: &mut input,
-                output: &mut output,
-                pushed: &mut pushed,
+                input,
+                output,
+                pushed,
                 write_queue: write_queue.as_ref(),
             };
-            if respond(core, &mut session, io, &mut writer).await? {
-                return Ok(());
+            if respond(core, session, io, &mut writer).await? {
+                return Ok(None);
             }
             continue;
         }
@@ -298,38 +416,72 @@ async fn connection<E: Engine>(
             input.reserve(READ_CHUNK);
         }
         tokio::select! {
-            read = reader.read_buf(&mut input) => {
+            read = reader.read_buf(input) => {
                 if read? == 0 {
-                    return Ok(());
+                    return Ok(None);
                 }
                 let io = Io {
-                    input: &mut input,
-                    output: &mut output,
-                    pushed: &mut pushed,
+                    input,
+                    output,
+                    pushed,
                     write_queue: write_queue.as_ref(),
                 };
-                if respond(core, &mut session, io, &mut writer).await? {
-                    return Ok(());
+                if respond(core, session, io, &mut writer).await? {
+                    return Ok(None);
+                }
+                if lanes.adaptive()
+                    && watch.pipelining(session.requests)
+                    && judged_pipelining(core, lanes, session, write_queue, spare_writer)
+                {
+                    // Nothing is unsent (`respond` sent it); unread requests stay in
+                    // `input` and run on the other side, whose task releases the client.
+                    let stream = reader.reunite(writer).map_err(io::Error::other)?.into_std()?;
+                    std::mem::forget(cleanup);
+                    return Ok(Some(Moving { conn, stream }));
                 }
             }
             Some(frame) = pushed.recv() => {
-                frame.encode_as(session.protocol, &mut output);
+                frame.encode_as(session.protocol, output);
                 while output.len() < READ_CHUNK * 4 {
                     let Ok(frame) = pushed.try_recv() else { break };
-                    frame.encode_as(session.protocol, &mut output);
+                    frame.encode_as(session.protocol, output);
                 }
-                writer.write_all(&output).await?;
+                writer.write_all(output).await?;
                 output.clear();
                 if overflowed.load(Ordering::SeqCst) {
                     tracing::info!(%peer, "closing a subscriber that fell behind");
-                    return Ok(());
+                    return Ok(None);
                 }
             }
-            _ = shutdown.changed() => return Ok(()),
+            _ = shutdown.changed() => return Ok(None),
             // CLIENT KILL: after the reply to the request that named it, if its own.
-            () = killed.notified() => return Ok(()),
+            () = killed.notified() => return Ok(None),
         }
     }
+}
+
+/// A connection was judged pipelining: its write runs go to the writer thread from now on.
+/// Returns whether it moves to the pipelined runtime (never while blocked).
+fn judged_pipelining<E: Engine>(
+    core: &Core<E>,
+    lanes: &Lanes,
+    session: &Session,
+    write_queue: &mut Option<Writer>,
+    spare_writer: &Option<Writer>,
+) -> bool {
+    core.metrics
+        .pipelining_connections
+        .fetch_add(1, Ordering::Relaxed);
+    if write_queue.is_none() {
+        write_queue.clone_from(spare_writer);
+    }
+    let moves = session.blocked.is_none() && lanes.should_move();
+    if moves {
+        core.metrics
+            .moved_connections
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    moves
 }
 
 /// Sends `output` once the writes it answers are in the log.
@@ -521,6 +673,7 @@ fn handle_input<E: Engine>(
                 if args.is_empty() {
                     continue;
                 }
+                session.requests += 1;
                 if !run_ends {
                     if run.push(args) {
                         if write_queue.is_some() {

@@ -50,6 +50,8 @@ pub struct Session {
     /// The group-commit sequence number of this connection's latest write command not yet
     /// known to be in the log file (0: none; see [`crate::core::Core::commit_wal`]).
     pub last_write: u64,
+    /// Requests read from this connection (for telling pipelining clients apart).
+    pub requests: u64,
     /// The commands queued since MULTI (`None` outside a transaction).
     pub multi: Option<Multi>,
     /// The keys WATCHed for the next EXEC.
@@ -120,6 +122,7 @@ impl Session {
             skip_next: false,
             skipping: false,
             last_write: 0,
+            requests: 0,
             multi: None,
             watched: Vec::new(),
             in_exec: false,

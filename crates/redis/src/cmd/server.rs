@@ -380,7 +380,8 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              rejected_connections:{}\r\npubsub_channels:{channels}\r\npubsub_patterns:{}\r\n\
              pubsubshard_channels:{shard_channels}\r\ndead_spans:{}\r\ndead_spans_restored:{}\r\n\
-             deleted_keys_unswept:{}\r\n\r\n",
+             deleted_keys_unswept:{}\r\npipelining_connections:{}\r\n\
+             moved_connections:{}\r\n\r\n",
             m.connections_total.load(Ordering::Relaxed),
             m.total_commands(),
             m.connections_rejected.load(Ordering::Relaxed),
@@ -388,6 +389,8 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             spans.spans,
             spans.restored,
             core.store.docdb().sweep_queue().0,
+            m.pipelining_connections.load(Ordering::Relaxed),
+            m.moved_connections.load(Ordering::Relaxed),
         );
     }
     if wants("replication") {

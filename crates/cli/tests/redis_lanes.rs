@@ -1,0 +1,222 @@
+//! Adaptive threading (`crates/redis/src/lanes.rs`) on the real binary: connections that
+//! pipeline are judged so, every other one moves to the pipelined runtime, and a moved
+//! connection keeps everything it had (its name, database, subscriptions, blocking pops,
+//! CLIENT KILL) while one-request-at-a-time connections stay where they are.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use docdb_redis::Frame;
+use docdb_redis::testkit::{ChildGuard, RespClient, encode_command, start_docdb};
+
+fn docdb() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_docdb"))
+}
+
+fn connect(server: &ChildGuard) -> RespClient {
+    RespClient::connect(server.addr, Duration::from_secs(10)).expect("connect")
+}
+
+fn ok() -> Frame {
+    Frame::Simple("OK".into())
+}
+
+/// A field of INFO's stats section.
+fn stat(client: &mut RespClient, name: &str) -> u64 {
+    let Frame::Bulk(info) = client.call(&["INFO", "stats"]).expect("info") else {
+        panic!("INFO replies with a bulk string");
+    };
+    let info = String::from_utf8(info).expect("utf-8");
+    let value = info
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("INFO stats has no {name}: {info}"));
+    value.trim().parse().expect("a count")
+}
+
+/// Sends 40 writes of 16 pipelined requests each (SETs and an INCR), checking every reply:
+/// enough reads averaging well over 4 requests for the server to judge it pipelining.
+fn pipeline(client: &mut RespClient, tag: &str) {
+    let mut counted = 0;
+    for round in 0..40 {
+        let mut batch = Vec::new();
+        for i in 0..15 {
+            batch.extend(encode_command(&["SET", &format!("{tag}:{round}:{i}"), "v"]));
+        }
+        batch.extend(encode_command(&["INCR", &format!("{tag}:count")]));
+        client.send_raw(&batch).expect("send");
+        for _ in 0..15 {
+            assert_eq!(client.read_reply().expect("reply"), ok());
+        }
+        counted += 1;
+        assert_eq!(
+            client.read_reply().expect("reply"),
+            Frame::Integer(counted),
+            "{tag}"
+        );
+    }
+}
+
+#[test]
+fn pipelining_connections_move_and_keep_their_state() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = start_docdb(docdb(), dir.path(), &["--pipelined-threads", "1"]).expect("start");
+    let mut plain = connect(&server);
+    plain.call(&["SELECT", "2"]).expect("select");
+    let mut piped: Vec<RespClient> = (0..4).map(|_| connect(&server)).collect();
+    for (n, client) in piped.iter_mut().enumerate() {
+        assert_eq!(
+            client
+                .call(&["CLIENT", "SETNAME", &format!("p{n}")])
+                .expect("request"),
+            ok()
+        );
+        assert_eq!(client.call(&["SELECT", "2"]).expect("request"), ok());
+        pipeline(client, &format!("p{n}"));
+    }
+    // One request per read never counts, however many.
+    for i in 0..200 {
+        assert_eq!(
+            plain
+                .call(&["SET", &format!("plain:{i}"), "v"])
+                .expect("request"),
+            ok()
+        );
+    }
+    assert_eq!(stat(&mut plain, "pipelining_connections"), 4);
+    assert_eq!(stat(&mut plain, "moved_connections"), 2);
+
+    for (n, client) in piped.iter_mut().enumerate() {
+        // Name and database came along; the data is the same store's.
+        assert_eq!(
+            client.call(&["CLIENT", "GETNAME"]).expect("request"),
+            Frame::Bulk(format!("p{n}").into_bytes())
+        );
+        assert_eq!(
+            client
+                .call(&["GET", &format!("p{n}:39:14")])
+                .expect("request"),
+            Frame::Bulk(b"v".to_vec())
+        );
+        assert_eq!(
+            client
+                .call(&["GET", &format!("p{}:count", (n + 1) % 4)])
+                .expect("request"),
+            Frame::Bulk(b"40".to_vec())
+        );
+    }
+    let Frame::Bulk(list) = plain.call(&["CLIENT", "LIST"]).expect("request") else {
+        panic!("CLIENT LIST replies with a bulk string");
+    };
+    let list = String::from_utf8(list).expect("utf-8");
+    for n in 0..4 {
+        assert!(list.contains(&format!("name=p{n} ")), "{list}");
+    }
+
+    // Blocking pops are served wherever the connection runs.
+    for (n, client) in piped.iter_mut().enumerate() {
+        client
+            .send(&["BLPOP", &format!("queue{n}"), "10"])
+            .expect("request");
+    }
+    for (n, client) in piped.iter_mut().enumerate() {
+        assert_eq!(
+            client
+                .reply_within(Duration::from_millis(100))
+                .expect("request"),
+            None
+        );
+        let queue = format!("queue{n}");
+        assert_eq!(
+            plain.call(&["LPUSH", &queue, "job"]).expect("request"),
+            Frame::Integer(1)
+        );
+        assert_eq!(
+            client.read_reply().expect("request"),
+            Frame::Array(vec![
+                Frame::Bulk(queue.into_bytes()),
+                Frame::Bulk(b"job".to_vec())
+            ])
+        );
+    }
+
+    // So are published messages.
+    for (n, client) in piped.iter_mut().enumerate() {
+        client
+            .call(&["SUBSCRIBE", &format!("news{n}")])
+            .expect("request");
+    }
+    for (n, client) in piped.iter_mut().enumerate() {
+        let channel = format!("news{n}");
+        assert_eq!(
+            plain.call(&["PUBLISH", &channel, "hi"]).expect("request"),
+            Frame::Integer(1)
+        );
+        assert_eq!(
+            client.read_reply().expect("request"),
+            Frame::Array(vec![
+                Frame::Bulk(b"message".to_vec()),
+                Frame::Bulk(channel.into_bytes()),
+                Frame::Bulk(b"hi".to_vec())
+            ])
+        );
+    }
+
+    // CLIENT KILL closes them, and they leave the client list.
+    assert_eq!(
+        plain
+            .call(&["CLIENT", "KILL", "USER", "default", "SKIPME", "yes"])
+            .expect("request"),
+        Frame::Integer(4)
+    );
+    for client in &mut piped {
+        client.read_to_close().expect("closed by CLIENT KILL");
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let Frame::Bulk(list) = plain.call(&["CLIENT", "LIST"]).expect("request") else {
+            panic!("CLIENT LIST replies with a bulk string");
+        };
+        if String::from_utf8(list).expect("utf-8").lines().count() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "killed clients stay listed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_server_with_moved_connections_shuts_down_cleanly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server =
+        start_docdb(docdb(), dir.path(), &["--pipelined-threads", "1"]).expect("start");
+    let mut piped: Vec<RespClient> = (0..2).map(|_| connect(&server)).collect();
+    for (n, client) in piped.iter_mut().enumerate() {
+        pipeline(client, &format!("s{n}"));
+    }
+    let mut admin = connect(&server);
+    assert_eq!(stat(&mut admin, "moved_connections"), 1);
+    admin.send(&["SHUTDOWN"]).expect("request");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    for client in &mut piped {
+        client.read_to_close().expect("closed at shutdown");
+    }
+}
+
+#[test]
+fn with_no_pipelined_threads_nothing_is_judged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = start_docdb(docdb(), dir.path(), &["--pipelined-threads", "0"]).expect("start");
+    let mut client = connect(&server);
+    pipeline(&mut client, "x");
+    assert_eq!(stat(&mut client, "pipelining_connections"), 0);
+    assert_eq!(stat(&mut client, "moved_connections"), 0);
+}
