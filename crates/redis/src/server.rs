@@ -94,9 +94,13 @@ pub async fn serve<E: Engine>(core: Arc<Core<E>>, listener: TcpListener) -> io::
             }
             Some(joined) = connections.join_next(), if !connections.is_empty() => {
                 if let Ok(Some(moving)) = joined {
-                    let handle = lanes.pipelined().expect("only lanes with a runtime move").clone();
-                    let (core, lanes) = (core.clone(), lanes.clone());
-                    connections.spawn_on(moved(core, lanes, moving), &handle);
+                    match lanes.pipelined() {
+                        Some(handle) => {
+                            let (core, lanes) = (core.clone(), lanes.clone());
+                            connections.spawn_on(moved(core, lanes, moving), handle);
+                        }
+                        None => close_moving(&core, moving),
+                    }
                 }
             }
             _ = shutdown.changed() => break,
@@ -107,25 +111,11 @@ pub async fn serve<E: Engine>(core: Arc<Core<E>>, listener: TcpListener) -> io::
         connections = connections.len(),
         "shutting down: waiting for connections to finish"
     );
-    // A connection on its way to the pipelined runtime closes here.
-    let close_moving = |joined: Result<Option<Moving>, _>| {
-        if let Ok(Some(moving)) = joined {
-            release(&core, moving.conn.session.id);
-            core.clients.fetch_sub(1, Ordering::SeqCst);
-        }
-    };
-    let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
-        while let Some(joined) = connections.join_next().await {
-            close_moving(joined);
-        }
-    })
-    .await;
+    let drained = tokio::time::timeout(SHUTDOWN_GRACE, join_all(&mut connections, &core)).await;
     if drained.is_err() {
         tracing::warn!("connections still busy after the grace period; closing them");
         connections.abort_all();
-        while let Some(joined) = connections.join_next().await {
-            close_moving(joined);
-        }
+        join_all(&mut connections, &core).await;
     }
     if let Some(runtime) = pipelined {
         runtime.shutdown_background();
@@ -295,6 +285,21 @@ fn ended<E: Engine>(
     None
 }
 
+/// Waits for every connection task to end; one on its way to the pipelined runtime closes.
+async fn join_all<E: Engine>(connections: &mut JoinSet<Option<Moving>>, core: &Core<E>) {
+    while let Some(joined) = connections.join_next().await {
+        if let Ok(Some(moving)) = joined {
+            close_moving(core, moving);
+        }
+    }
+}
+
+/// Closes a connection that was to move but will not be served again (the server stops).
+fn close_moving<E: Engine>(core: &Core<E>, moving: Moving) {
+    release(core, moving.conn.session.id);
+    core.clients.fetch_sub(1, Ordering::SeqCst);
+}
+
 /// Serves a connection that moved to the pipelined runtime (this task runs there).
 async fn moved<E: Engine>(core: Arc<Core<E>>, lanes: Arc<Lanes>, moving: Moving) -> Option<Moving> {
     let Moving { conn, stream } = moving;
@@ -312,7 +317,7 @@ async fn moved<E: Engine>(core: Arc<Core<E>>, lanes: Arc<Lanes>, moving: Moving)
 
 /// A connection's state apart from its socket: what moves with it to the pipelined
 /// runtime (see [`crate::lanes`]).
-pub(crate) struct Conn {
+struct Conn {
     session: Session,
     pushed: mpsc::Receiver<Frame>,
     overflowed: Arc<AtomicBool>,
@@ -323,13 +328,13 @@ pub(crate) struct Conn {
     /// The writer thread's queue, when this connection's write runs go there.
     write_queue: Option<Writer>,
     /// The writer thread's queue, taken once the connection is judged pipelining.
-    writer: Option<Writer>,
+    spare_writer: Option<Writer>,
     watch: PipelineWatch,
 }
 
 /// A connection on its way to the pipelined runtime: its state and its socket, detached
 /// from the main runtime's reactor.
-pub(crate) struct Moving {
+struct Moving {
     conn: Conn,
     stream: std::net::TcpStream,
 }
@@ -358,7 +363,7 @@ async fn connection<E: Engine>(
         output: Vec::with_capacity(READ_CHUNK),
         shutdown,
         write_queue: writer.clone().filter(|_| core.config().writer_thread),
-        writer,
+        spare_writer: writer,
         watch: PipelineWatch::default(),
     };
     serve_conn(core, lanes, conn, stream).await
@@ -386,7 +391,7 @@ async fn serve_conn<E: Engine>(
         output,
         shutdown,
         write_queue,
-        writer: spare_writer,
+        spare_writer,
         watch,
     } = &mut conn;
     let peer = session.addr;
