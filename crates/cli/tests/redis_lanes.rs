@@ -62,6 +62,25 @@ fn pipeline(client: &mut RespClient, tag: &str) {
     }
 }
 
+/// `trigger` on `from` reaches one client, which then reads `expected` (an array of bulk
+/// strings): a served pop or a published message.
+fn delivered(from: &mut RespClient, trigger: &[&str], to: &mut RespClient, expected: &[&str]) {
+    assert_eq!(from.call(trigger).expect("request"), Frame::Integer(1));
+    let expected = expected
+        .iter()
+        .map(|part| Frame::Bulk(part.as_bytes().to_vec()))
+        .collect();
+    assert_eq!(to.read_reply().expect("reply"), Frame::Array(expected));
+}
+
+/// CLIENT LIST's lines.
+fn client_list(client: &mut RespClient) -> String {
+    let Frame::Bulk(list) = client.call(&["CLIENT", "LIST"]).expect("request") else {
+        panic!("CLIENT LIST replies with a bulk string");
+    };
+    String::from_utf8(list).expect("utf-8")
+}
+
 #[test]
 fn pipelining_connections_move_and_keep_their_state() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -110,10 +129,7 @@ fn pipelining_connections_move_and_keep_their_state() {
             Frame::Bulk(b"40".to_vec())
         );
     }
-    let Frame::Bulk(list) = plain.call(&["CLIENT", "LIST"]).expect("request") else {
-        panic!("CLIENT LIST replies with a bulk string");
-    };
-    let list = String::from_utf8(list).expect("utf-8");
+    let list = client_list(&mut plain);
     for n in 0..4 {
         assert!(list.contains(&format!("name=p{n} ")), "{list}");
     }
@@ -132,16 +148,11 @@ fn pipelining_connections_move_and_keep_their_state() {
             None
         );
         let queue = format!("queue{n}");
-        assert_eq!(
-            plain.call(&["LPUSH", &queue, "job"]).expect("request"),
-            Frame::Integer(1)
-        );
-        assert_eq!(
-            client.read_reply().expect("request"),
-            Frame::Array(vec![
-                Frame::Bulk(queue.into_bytes()),
-                Frame::Bulk(b"job".to_vec())
-            ])
+        delivered(
+            &mut plain,
+            &["LPUSH", &queue, "job"],
+            client,
+            &[&queue, "job"],
         );
     }
 
@@ -153,17 +164,11 @@ fn pipelining_connections_move_and_keep_their_state() {
     }
     for (n, client) in piped.iter_mut().enumerate() {
         let channel = format!("news{n}");
-        assert_eq!(
-            plain.call(&["PUBLISH", &channel, "hi"]).expect("request"),
-            Frame::Integer(1)
-        );
-        assert_eq!(
-            client.read_reply().expect("request"),
-            Frame::Array(vec![
-                Frame::Bulk(b"message".to_vec()),
-                Frame::Bulk(channel.into_bytes()),
-                Frame::Bulk(b"hi".to_vec())
-            ])
+        delivered(
+            &mut plain,
+            &["PUBLISH", &channel, "hi"],
+            client,
+            &["message", &channel, "hi"],
         );
     }
 
@@ -179,11 +184,8 @@ fn pipelining_connections_move_and_keep_their_state() {
     }
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let Frame::Bulk(list) = plain.call(&["CLIENT", "LIST"]).expect("request") else {
-            panic!("CLIENT LIST replies with a bulk string");
-        };
         // Listed and counted out wherever they ran.
-        if String::from_utf8(list).expect("utf-8").lines().count() == 1
+        if client_list(&mut plain).lines().count() == 1
             && info_field(&mut plain, "clients", "connected_clients") == 1
         {
             break;
