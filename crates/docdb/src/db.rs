@@ -18,7 +18,7 @@ use engine::{
 
 use crate::clock::HybridClock;
 use crate::dead_spans::{
-    DeadSpanStats, DeadSpans, MAX_DEAD_SPANS, Run, Span, SpanCursor, SpanSet, SpanSets,
+    BatchDocs, DeadSpanStats, DeadSpans, MAX_DEAD_SPANS, Run, Span, SpanCursor, SpanSet, SpanSets,
 };
 use crate::error::{Error, Result};
 use crate::gc::{GcDecision, GcFilter, GcParams, GcStats, Records, TOMBSTONE_VALUE};
@@ -1762,11 +1762,12 @@ impl<E: Engine> DocDb<E> {
     /// it reaches the engine (see [`RootCache::apply_written`]); returns its number in the
     /// log. Its landing follows.
     fn before_write(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) -> u64 {
-        self.roots.apply_written(batch, newest, direct);
+        let docs = BatchDocs::of(batch);
+        self.roots.apply_written(&docs, newest, direct);
         // Numbered before the spans split: a scan keeping runs then either cuts this batch's
         // documents out of them itself, or has kept them already for `written` to split.
-        let number = self.recent.applied(batch, newest, !direct);
-        self.spans.written(batch);
+        let number = self.recent.applied(&docs, newest, !direct);
+        self.spans.written(&docs);
         self.deleted.written(batch);
         number
     }

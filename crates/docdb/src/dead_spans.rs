@@ -275,7 +275,7 @@ impl SpanSets {
 
     /// Splits every span of every set that holds a key of `batch` (see
     /// [`DeadSpans::written`]).
-    pub(crate) fn written(&self, batch: &WriteBatch) {
+    pub(crate) fn written(&self, batch: &BatchDocs<'_>) {
         for spans in self.0.read().unwrap_or_else(|e| e.into_inner()).values() {
             spans.written(batch);
         }
@@ -405,17 +405,16 @@ impl DeadSpans {
 
     /// Splits every span holding a key of `batch` around the key's document (called before
     /// the batch reaches the engine): the run's other documents stay as they were.
-    pub(crate) fn written(&self, batch: &WriteBatch) {
+    pub(crate) fn written(&self, batch: &BatchDocs<'_>) {
         let hit: Vec<&[u8]> = {
             let spans = self.read();
             if spans.is_empty() {
                 return;
             }
             batch
-                .iter()
-                .map(|op| op.key())
-                .filter(|key| holding(&spans, key).is_some())
-                .map(document_of)
+                .records()
+                .filter(|(op, _)| holding(&spans, op.key()).is_some())
+                .map(|(_, doc_key)| doc_key)
                 .collect()
         };
         if hit.is_empty() {
@@ -488,21 +487,53 @@ fn holding<'s>(spans: &'s BTreeMap<Vec<u8>, Span>, key: &[u8]) -> Option<&'s Spa
         .filter(|span| key < span.end.as_slice())
 }
 
-/// The document records of `batch` (not the engine's metadata), each with its encoded
-/// DocKey, parsing each DocKey once however many records of it follow one another.
-pub(crate) fn batch_documents(batch: &WriteBatch) -> impl Iterator<Item = (WriteOp<'_>, &[u8])> {
-    let mut previous: &[u8] = &[];
-    batch.iter().filter_map(move |op| {
-        let key = op.key();
-        if key.first().is_none_or(|&b| b < FIRST_RECORD_BYTE) {
-            return None;
-        }
-        // DocKeys are prefix-free: a key starting with a DocKey has that DocKey.
-        if previous.is_empty() || !key.starts_with(previous) {
-            previous = document_of(key);
-        }
-        Some((op, &key[..previous.len()]))
-    })
+/// The documents of a batch's records, found once for everything told of the batch (the
+/// root cache, the log of recent writes) instead of by each.
+pub(crate) struct BatchDocs<'b> {
+    batch: &'b WriteBatch,
+    /// The encoded DocKey of every record, when they share one (most batches: a row, a
+    /// Redis key); then no record's key is parsed again.
+    only: Option<&'b [u8]>,
+}
+
+impl<'b> BatchDocs<'b> {
+    /// Looks at `batch` once: parses the first record's DocKey and compares the others'
+    /// keys with it, stopping at the first other document.
+    pub(crate) fn of(batch: &'b WriteBatch) -> Self {
+        let mut records = batch.iter().map(|op| op.key()).filter(|k| is_record(k));
+        let only = records.next().map(document_of).filter(|doc| {
+            // DocKeys are prefix-free: a key starting with a DocKey has that DocKey.
+            records.all(|key| key.starts_with(doc))
+        });
+        BatchDocs { batch, only }
+    }
+
+    /// The one document every record is in, if they share one.
+    pub(crate) fn only(&self) -> Option<&'b [u8]> {
+        self.only
+    }
+
+    /// The records (not the engine's metadata), each with its encoded DocKey, parsing each
+    /// DocKey once however many records of it follow one another (none if all share one).
+    pub(crate) fn records(&self) -> impl Iterator<Item = (WriteOp<'b>, &'b [u8])> + use<'b> {
+        let only = self.only;
+        let mut previous: &[u8] = only.unwrap_or_default();
+        self.batch.iter().filter_map(move |op| {
+            let key = op.key();
+            if !is_record(key) {
+                return None;
+            }
+            if only.is_none() && (previous.is_empty() || !key.starts_with(previous)) {
+                previous = document_of(key);
+            }
+            Some((op, &key[..previous.len()]))
+        })
+    }
+}
+
+/// Whether `key` is a document record's, not the engine's metadata.
+fn is_record(key: &[u8]) -> bool {
+    key.first().is_some_and(|&b| b >= FIRST_RECORD_BYTE)
 }
 
 /// The encoded DocKey of the record at `key` (the whole key if it is none).
@@ -583,7 +614,11 @@ mod tests {
         let spans = DeadSpans::default();
         keep(&spans, vec![span(&doc(10), &doc(20), 10)]);
         keep(&spans, vec![span(&doc(40), &doc(50), 10)]);
-        spans.written(&batch(&[&record(5), &record(25), &record(60)]));
+        spans.written(&BatchDocs::of(&batch(&[
+            &record(5),
+            &record(25),
+            &record(60),
+        ])));
         assert_eq!(spans.stats().spans, 2);
         assert_eq!(spans.stats().invalidated, 0);
         // A record of a new document between two of the run's (12 < (12, 1) < 13).
@@ -594,7 +629,7 @@ mod tests {
         .encode();
         let mut key = between.clone();
         key.extend_from_slice(b"K\x01#t");
-        spans.written(&batch(&[&key]));
+        spans.written(&BatchDocs::of(&batch(&[&key])));
         assert!(spans.covering(&between, HybridTime(10)).is_none());
         for i in [10, 12, 13, 20] {
             assert!(spans.covering(&doc(i), HybridTime(10)).is_some(), "{i}");
@@ -616,11 +651,38 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_of_one_document_is_parsed_once_and_others_record_by_record() {
+        let meta = b"\x01meta".to_vec();
+        let mut root = doc(2);
+        root.extend_from_slice(b"#t");
+        let cases: [(Vec<Vec<u8>>, Option<Vec<u8>>); 4] = [
+            (vec![record(2), root.clone(), meta.clone()], Some(doc(2))),
+            (vec![meta.clone(), record(2), record(3), root], None),
+            (vec![record(3), record(2), record(3)], None),
+            (vec![meta], None),
+        ];
+        for (keys, only) in cases {
+            let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            let written = batch(&refs);
+            let docs = BatchDocs::of(&written);
+            assert_eq!(docs.only(), only.as_deref(), "{keys:?}");
+            // Every record with its own DocKey, as parsing each key finds it; no metadata.
+            let found: Vec<(&[u8], &[u8])> = docs.records().map(|(op, d)| (op.key(), d)).collect();
+            let expected: Vec<(&[u8], &[u8])> = refs
+                .iter()
+                .filter(|k| k[0] >= FIRST_RECORD_BYTE)
+                .map(|k| (*k, document_of(k)))
+                .collect();
+            assert_eq!(found, expected, "{keys:?}");
+        }
+    }
+
+    #[test]
     fn a_write_into_a_run_splits_it_around_the_written_document() {
         let spans = DeadSpans::default();
         keep(&spans, vec![span(&doc(10), &doc(20), 5)]);
         // A record of the run's document 15, and of a new document 25 past the run.
-        spans.written(&batch(&[&record(15), &record(25)]));
+        spans.written(&BatchDocs::of(&batch(&[&record(15), &record(25)])));
         let at = HybridTime(5);
         let covered = [(9, false), (10, true), (14, true), (15, false), (16, true)];
         for (i, covered) in covered.into_iter().chain([(20, true), (21, false)]) {
@@ -632,7 +694,7 @@ mod tests {
         }
         // The parts keep the run's time, and a write at either edge shrinks them.
         assert!(spans.covering(&doc(14), HybridTime(4)).is_none());
-        spans.written(&batch(&[&record(10), &record(20)]));
+        spans.written(&BatchDocs::of(&batch(&[&record(10), &record(20)])));
         let left: Vec<i64> = (9..22)
             .filter(|&i| spans.covering(&doc(i), at).is_some())
             .collect();
@@ -645,9 +707,13 @@ mod tests {
         let spans = DeadSpans::default();
         let log = RecentWrites::new(HybridTime::MIN);
         // Told of before the scan began, landing after its iterator was made.
-        let unlanded = log.applied(&batch(&[&record(12)]), HybridTime(1), false);
+        let unlanded = log.applied(&BatchDocs::of(&batch(&[&record(12)])), HybridTime(1), false);
         let place = log.begin(HybridTime(5)).expect("begins");
-        log.applied(&batch(&[&record(15), &record(30)]), HybridTime(6), false);
+        log.applied(
+            &BatchDocs::of(&batch(&[&record(15), &record(30)])),
+            HybridTime(6),
+            false,
+        );
         log.landed(unlanded);
         spans.learn(vec![span(&doc(10), &doc(20), 5)], &log, place);
         let covered: Vec<i64> = (9..22)
@@ -666,7 +732,7 @@ mod tests {
         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
         let big = batch(&keys);
         for _ in 0..crate::recent_writes::MAX_LOG_BYTES / (16 * 24) + 1 {
-            let number = log.applied(&big, HybridTime(1), false);
+            let number = log.applied(&BatchDocs::of(&big), HybridTime(1), false);
             log.landed(number);
         }
         spans.learn(vec![span(&doc(100), &doc(200), 5)], &log, place);

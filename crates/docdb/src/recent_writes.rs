@@ -21,9 +21,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 use dockv::HybridTime;
-use engine::WriteBatch;
 
-use crate::dead_spans::batch_documents;
+use crate::dead_spans::BatchDocs;
 
 /// Bytes of document keys the log holds at most while scans need them.
 pub const MAX_LOG_BYTES: usize = 16 << 20;
@@ -32,9 +31,15 @@ pub const MAX_LOG_BYTES: usize = 16 << 20;
 /// its first document to its last.
 const MAX_LISTED_DOCS: usize = 16;
 
+/// Longest DocKey kept inside a log entry rather than in an allocation of its own.
+const SHORT_KEY: usize = 46;
+
 /// The documents one batch wrote.
 #[derive(Debug)]
 enum Docs {
+    /// One encoded DocKey of at most [`SHORT_KEY`] bytes (most batches: a row, a Redis key),
+    /// kept without allocating, since every write passes through the log.
+    Short { len: u8, bytes: [u8; SHORT_KEY] },
     /// Each encoded DocKey.
     Listed(Vec<Vec<u8>>),
     /// Every document from the first encoded DocKey to the last, both included.
@@ -43,10 +48,13 @@ enum Docs {
 
 impl Docs {
     /// The documents of the records in `batch` (engine metadata has none).
-    fn of(batch: &WriteBatch) -> Self {
+    fn of(batch: &BatchDocs<'_>) -> Self {
+        if let Some(doc_key) = batch.only() {
+            return Self::one(doc_key);
+        }
         let mut listed: Vec<Vec<u8>> = Vec::new();
         let (mut first, mut last): (&[u8], &[u8]) = (&[], &[]);
-        for (_, doc_key) in batch_documents(batch) {
+        for (_, doc_key) in batch.records() {
             // A batch's records of one document usually come together.
             if listed.last().is_some_and(|l| l.as_slice() == doc_key) {
                 continue;
@@ -66,8 +74,23 @@ impl Docs {
         }
     }
 
+    fn one(doc_key: &[u8]) -> Self {
+        let mut bytes = [0; SHORT_KEY];
+        match bytes.get_mut(..doc_key.len()) {
+            Some(short) => {
+                short.copy_from_slice(doc_key);
+                Docs::Short {
+                    len: doc_key.len() as u8,
+                    bytes,
+                }
+            }
+            None => Docs::Listed(vec![doc_key.to_vec()]),
+        }
+    }
+
     fn bytes(&self) -> usize {
         match self {
+            Docs::Short { len, .. } => usize::from(*len) + 24,
             Docs::Listed(keys) => keys.iter().map(|k| k.len() + 24).sum(),
             Docs::Between(first, last) => first.len() + last.len() + 48,
         }
@@ -76,6 +99,10 @@ impl Docs {
     /// Calls `cut(first, last)` for each range of documents written.
     fn each(&self, cut: &mut impl FnMut(&[u8], &[u8])) {
         match self {
+            Docs::Short { len, bytes } => {
+                let key = &bytes[..usize::from(*len)];
+                cut(key, key);
+            }
             Docs::Listed(keys) => keys.iter().for_each(|k| cut(k, k)),
             Docs::Between(first, last) => cut(first, last),
         }
@@ -190,7 +217,7 @@ impl RecentWrites {
 
     /// Numbers `batch`, whose records are no newer than `newest`, before it reaches the
     /// engine (`deferred`: committed inside `write_now`, landing when that ends).
-    pub(crate) fn applied(&self, batch: &WriteBatch, newest: HybridTime, deferred: bool) -> u64 {
+    pub(crate) fn applied(&self, batch: &BatchDocs<'_>, newest: HybridTime, deferred: bool) -> u64 {
         let docs = Docs::of(batch);
         let mut log = self.lock();
         log.bytes += docs.bytes();
@@ -273,6 +300,7 @@ mod tests {
     use super::*;
     use dockv::KeyEntryValue;
     use dockv::doc_key::DocKey;
+    use engine::WriteBatch;
 
     fn doc(i: i64) -> Vec<u8> {
         DocKey::from_range(vec![KeyEntryValue::int64(i)]).encode()
@@ -299,11 +327,11 @@ mod tests {
     #[test]
     fn a_scan_cuts_what_was_unlanded_or_written_after_it_began() {
         let log = RecentWrites::new(HybridTime(0));
-        let landed_before = log.applied(&batch([1]), HybridTime(5), false);
+        let landed_before = log.applied(&BatchDocs::of(&batch([1])), HybridTime(5), false);
         log.landed(landed_before);
-        let in_flight = log.applied(&batch([2]), HybridTime(6), false);
+        let in_flight = log.applied(&BatchDocs::of(&batch([2])), HybridTime(6), false);
         let place = log.begin(HybridTime(10)).expect("begins");
-        let after = log.applied(&batch([3, 3, 4]), HybridTime(7), false);
+        let after = log.applied(&BatchDocs::of(&batch([3, 3, 4])), HybridTime(7), false);
         log.landed(after);
         log.landed(in_flight);
         let cut = cuts(&log, place).expect("complete");
@@ -314,11 +342,31 @@ mod tests {
     }
 
     #[test]
+    fn a_single_document_is_cut_whether_its_key_is_short_or_long() {
+        let log = RecentWrites::new(HybridTime(0));
+        let place = log.begin(HybridTime(10)).expect("begins");
+        let long = DocKey::from_range(vec![KeyEntryValue::string(vec![b'x'; SHORT_KEY * 2])]);
+        let docs = [doc(1), long.encode()];
+        for doc_key in &docs {
+            let mut one = WriteBatch::default();
+            for column in [b"K\x01#t", b"K\x02#t"] {
+                one.put([doc_key.as_slice(), column].concat(), b"v");
+            }
+            // Engine metadata in the batch is no document.
+            one.put(b"\x01meta", b"m");
+            let number = log.applied(&BatchDocs::of(&one), HybridTime(5), false);
+            log.landed(number);
+        }
+        let expected: Vec<_> = docs.iter().map(|d| (d.clone(), d.clone())).collect();
+        assert_eq!(cuts(&log, place), Some(expected));
+    }
+
+    #[test]
     fn deferred_batches_land_together() {
         let log = RecentWrites::new(HybridTime(0));
-        log.applied(&batch([1]), HybridTime(5), true);
-        log.applied(&batch([2]), HybridTime(5), true);
-        let direct = log.applied(&batch([3]), HybridTime(4), false);
+        log.applied(&BatchDocs::of(&batch([1])), HybridTime(5), true);
+        log.applied(&BatchDocs::of(&batch([2])), HybridTime(5), true);
+        let direct = log.applied(&BatchDocs::of(&batch([3])), HybridTime(4), false);
         log.landed(direct);
         assert_eq!(log.held(), 3);
         log.landed_deferred();
@@ -329,7 +377,7 @@ mod tests {
     fn a_landed_batch_newer_than_the_read_time_stops_learning() {
         let log = RecentWrites::new(HybridTime(3));
         assert!(log.begin(HybridTime(2)).is_none());
-        let number = log.applied(&batch([1]), HybridTime(9), false);
+        let number = log.applied(&BatchDocs::of(&batch([1])), HybridTime(9), false);
         // Not landed yet: the scan cuts it out instead.
         let place = log.begin(HybridTime(5)).expect("begins");
         log.abandon(place);
@@ -343,7 +391,7 @@ mod tests {
         let log = RecentWrites::new(HybridTime(0));
         let place = log.begin(HybridTime(1)).expect("begins");
         let docs = (0..MAX_LISTED_DOCS as i64 + 1).rev();
-        log.applied(&batch(docs), HybridTime(1), false);
+        log.applied(&BatchDocs::of(&batch(docs)), HybridTime(1), false);
         let last = MAX_LISTED_DOCS as i64;
         assert_eq!(cuts(&log, place), Some(vec![(doc(0), doc(last))]));
     }
@@ -353,9 +401,9 @@ mod tests {
         let log = RecentWrites::new(HybridTime(0));
         let place = log.begin(HybridTime(1)).expect("begins");
         let big = batch(0..MAX_LISTED_DOCS as i64);
-        let per_batch = Docs::of(&big).bytes();
+        let per_batch = Docs::of(&BatchDocs::of(&big)).bytes();
         for _ in 0..MAX_LOG_BYTES / per_batch + 2 {
-            let number = log.applied(&big, HybridTime(1), false);
+            let number = log.applied(&BatchDocs::of(&big), HybridTime(1), false);
             log.landed(number);
         }
         assert!(log.lock().bytes <= MAX_LOG_BYTES);

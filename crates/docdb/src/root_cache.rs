@@ -36,10 +36,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use dockv::value::{Value, ValueControlFields};
 use dockv::{DocHybridTime, HybridTime, KeyEntryType};
-use engine::{WriteBatch, WriteOp};
+use engine::WriteOp;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::dead_spans::batch_documents;
+use crate::dead_spans::BatchDocs;
 use crate::expiration::{Expiration, effective_expiration};
 use crate::reader::{ReadOptions, RootLevel, VisibleRecord};
 
@@ -470,7 +470,7 @@ impl RootCache {
     /// Brings the cache up to date with `batch`, whose records are no newer than `newest`
     /// (called before the batch reaches the engine; [`Self::finished`] follows). `direct`:
     /// written outside `write_now`, landing at once.
-    pub(crate) fn apply_written(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) {
+    pub(crate) fn apply_written(&self, batch: &BatchDocs<'_>, newest: HybridTime, direct: bool) {
         if direct {
             self.unlanded.fetch_add(1, Ordering::SeqCst);
         }
@@ -479,7 +479,7 @@ impl RootCache {
         if self.shard_budget == 0 {
             return;
         }
-        for (op, doc_key) in batch_documents(batch) {
+        for (op, doc_key) in batch.records() {
             let rest = &op.key()[doc_key.len()..];
             let value = match op {
                 WriteOp::Put(_, value) => Some(value),

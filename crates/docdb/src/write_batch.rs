@@ -84,21 +84,27 @@ pub struct DocWriteBatch<'db, E: Engine> {
     init_markers: InitMarkerBehavior,
     /// The time the batch will be written at; also the time its existence checks read at.
     ht: HybridTime,
-    /// The pairs so far, each a put of its path (the hybrid time comes at commit): one
-    /// buffer for all of them.
+    /// The pairs so far, each a put of its path + `#` + (batch time, its index as the write
+    /// id): one buffer for all of them, which a commit whose write ids start at 0 (every
+    /// commit outside `DocDb::write_now`, the first inside) hands to the engine as it is.
     entries: engine::WriteBatch,
+    /// The encoding of the batch time, which every key's hybrid time starts with.
+    time_prefix: Vec<u8>,
     /// List indexes reserved by this batch: (first, count).
     reserved: Option<(i64, i64)>,
 }
 
 impl<'db, E: Engine> DocWriteBatch<'db, E> {
     pub(crate) fn new(db: &'db DocDb<E>, ht: HybridTime, init_markers: InitMarkerBehavior) -> Self {
+        let mut time_prefix = Vec::with_capacity(dockv::hybrid_time::MAX_ENCODED_LEN);
+        DocHybridTime::encode_time_prefix(ht, &mut time_prefix);
         DocWriteBatch {
             db,
             init_markers,
             ht,
             // Room for a few rows' pairs, so a small batch never regrows its buffer.
             entries: engine::WriteBatch::with_capacity_bytes(8, 512),
+            time_prefix,
             reserved: None,
         }
     }
@@ -106,9 +112,15 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// The pairs so far, in write order.
     pub fn entries(&self) -> impl DoubleEndedIterator<Item = BatchEntry<'_>> + ExactSizeIterator {
         self.entries.iter().map(|op| match op {
-            engine::WriteOp::Put(path, value) => BatchEntry { path, value },
+            engine::WriteOp::Put(key, value) => BatchEntry {
+                path: without_time(key),
+                value,
+            },
             // Only puts are added.
-            engine::WriteOp::Delete(path) => BatchEntry { path, value: &[] },
+            engine::WriteOp::Delete(key) => BatchEntry {
+                path: without_time(key),
+                value: &[],
+            },
         })
     }
 
@@ -129,10 +141,16 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
 
     /// Adds the pair `path` → `value`, encoding the value straight into the batch.
     fn push(&mut self, path: &[u8], value: &Value) {
-        self.entries.put_with(
-            |out| out.extend_from_slice(path),
-            |out| value.encode_to(out),
-        );
+        self.push_with(path, |out| value.encode_to(out));
+    }
+
+    /// Adds the pair `path` → the value `encode` appends, the key with the batch time and
+    /// the pair's index as its write id.
+    fn push_with(&mut self, path: &[u8], encode: impl FnOnce(&mut Vec<u8>)) {
+        let id = self.entries.len() as u32;
+        let prefix = &self.time_prefix;
+        self.entries
+            .put_with(|out| timed_key(path, prefix, id, out), encode);
     }
 
     /// Writes `value` at `path` (a primitive, init marker or tombstone), with the init-marker
@@ -167,7 +185,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     pub fn set_encoded_value(&mut self, path: &[u8], encoded: &[u8]) -> Result<()> {
         let (control, _) = ValueControlFields::decode(encoded)?;
         if self.init_markers == InitMarkerBehavior::Optional && control.user_timestamp.is_none() {
-            self.entries.put(path, encoded);
+            self.push_with(path, |out| out.extend_from_slice(encoded));
             return Ok(());
         }
         self.set_encoded(path, &Value::decode(encoded)?)
@@ -499,21 +517,13 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// write ids numbered on from earlier batches of the same `DocDb::write_now`.
     pub fn commit(self) -> Result<usize> {
         let count = self.entries.len();
-        // Room for each key's hybrid time (a typical encoding is 12 bytes, and `#`).
-        let bytes = self.entries.approximate_size() + count * 13;
-        let mut batch = engine::WriteBatch::with_capacity_bytes(count + 1, bytes);
-        // Every pair shares the hybrid time; only the write id differs.
-        let mut time_prefix = Vec::with_capacity(12);
-        DocHybridTime::encode_time_prefix(self.ht, &mut time_prefix);
         let first_id = self.db.claim_write_ids(self.ht, count as u32);
-        for (id, entry) in (first_id..).zip(self.entries()) {
-            let key = |out: &mut Vec<u8>| {
-                out.extend_from_slice(entry.path);
-                out.push(KeyEntryType::HybridTime.as_u8());
-                DocHybridTime::encode_with_prefix(&time_prefix, id, out);
-            };
-            batch.put_with(key, |out| out.extend_from_slice(entry.value));
-        }
+        let mut batch = if first_id == 0 {
+            // The keys hold their write ids already.
+            self.entries
+        } else {
+            renumbered(&self.entries, &self.time_prefix, first_id)
+        };
         if let Some((first, count)) = self.reserved {
             self.db.persist_list_counter(&mut batch, first + count - 1);
         }
@@ -523,6 +533,37 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         self.db.write_engine_batch(batch, self.ht)?;
         Ok(count)
     }
+}
+
+/// Appends `path` + `#` + the hybrid time of `prefix` (from
+/// [`DocHybridTime::encode_time_prefix`]) with write id `id`: a record's engine key.
+fn timed_key(path: &[u8], prefix: &[u8], id: u32, out: &mut Vec<u8>) {
+    out.extend_from_slice(path);
+    out.push(KeyEntryType::HybridTime.as_u8());
+    DocHybridTime::encode_with_prefix(prefix, id, out);
+}
+
+/// The path of a key [`timed_key`] made: the hybrid time's last byte holds its length.
+fn without_time(key: &[u8]) -> &[u8] {
+    let time_len = key.last().map_or(0, |&b| usize::from(b & 0x1F));
+    &key[..key.len().saturating_sub(time_len + 1)]
+}
+
+/// `entries` with write ids from `first_id` on instead of from 0 (a later batch of one
+/// `DocDb::write_now`).
+fn renumbered(entries: &engine::WriteBatch, prefix: &[u8], first_id: u32) -> engine::WriteBatch {
+    // Room for the longer write ids, and for the list counter.
+    let bytes = entries.approximate_size() + entries.len() * 4;
+    let mut batch = engine::WriteBatch::with_capacity_bytes(entries.len() + 1, bytes);
+    for (id, op) in (first_id..).zip(entries.iter()) {
+        if let engine::WriteOp::Put(key, value) = op {
+            batch.put_with(
+                |out| timed_key(without_time(key), prefix, id, out),
+                |out| out.extend_from_slice(value),
+            );
+        }
+    }
+    batch
 }
 
 fn is_merge(value: &[u8]) -> bool {
