@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -368,10 +368,48 @@ pub struct ScanOptions {
     pub reverse: bool,
 }
 
+/// The [`DocDbOptions`] every write reads.
+#[derive(Debug)]
+struct WriteFlags {
+    sync: AtomicBool,
+    markers_required: AtomicBool,
+}
+
+impl WriteFlags {
+    fn of(options: &DocDbOptions) -> Self {
+        let flags = WriteFlags {
+            sync: AtomicBool::new(false),
+            markers_required: AtomicBool::new(false),
+        };
+        flags.set(options);
+        flags
+    }
+
+    fn set(&self, options: &DocDbOptions) {
+        self.sync.store(options.sync_writes, Ordering::SeqCst);
+        let required = options.init_markers == InitMarkerBehavior::Required;
+        self.markers_required.store(required, Ordering::SeqCst);
+    }
+
+    fn sync(&self) -> bool {
+        self.sync.load(Ordering::Relaxed)
+    }
+
+    fn init_markers(&self) -> InitMarkerBehavior {
+        if self.markers_required.load(Ordering::Relaxed) {
+            InitMarkerBehavior::Required
+        } else {
+            InitMarkerBehavior::Optional
+        }
+    }
+}
+
 /// Documents stored over an engine `E`.
 pub struct DocDb<E: Engine> {
     engine: E,
     options: RwLock<DocDbOptions>,
+    /// The options every write reads, kept apart so that a write takes no lock for them.
+    write_flags: WriteFlags,
     clock: Arc<HybridClock>,
     policy: Arc<GcPolicy>,
     list_counter: Mutex<i64>,
@@ -805,6 +843,7 @@ impl<E: Engine> DocDb<E> {
         let roots = RootCache::new(options.root_cache_bytes, ceiling);
         let db = DocDb {
             engine,
+            write_flags: WriteFlags::of(&options),
             options: RwLock::new(options),
             clock,
             policy,
@@ -888,7 +927,10 @@ impl<E: Engine> DocDb<E> {
 
     /// Changes the options.
     pub fn set_options(&self, options: DocDbOptions) {
-        *self.options.write().unwrap_or_else(|e| e.into_inner()) = options;
+        let mut kept = self.options.write().unwrap_or_else(|e| e.into_inner());
+        self.write_flags.set(&options);
+        *kept = options;
+        drop(kept);
         self.sync_policy();
     }
 
@@ -903,7 +945,7 @@ impl<E: Engine> DocDb<E> {
 
     /// A new write batch at `ht`.
     pub fn batch(&self, ht: HybridTime) -> DocWriteBatch<'_, E> {
-        DocWriteBatch::new(self, ht, self.options().init_markers)
+        DocWriteBatch::new(self, ht, self.write_flags.init_markers())
     }
 
     /// The subdocument at `path` as of `opts.read_ht`.
@@ -1544,7 +1586,7 @@ impl<E: Engine> DocDb<E> {
             None => batch.delete(key),
         }
         let opts = WriteOptions {
-            sync: self.options().sync_writes,
+            sync: self.write_flags.sync(),
         };
         Ok(self.engine.write(&batch, opts)?)
     }
@@ -1613,7 +1655,7 @@ impl<E: Engine> DocDb<E> {
                 batch.put(key, value);
             }
             let opts = WriteOptions {
-                sync: self.options().sync_writes,
+                sync: self.write_flags.sync(),
             };
             // Repacked rows keep their times, which the cache has seen already.
             self.write_direct(batch, HybridTime::MIN, |batch| {
@@ -1768,7 +1810,7 @@ impl<E: Engine> DocDb<E> {
         // documents out of them itself, or has kept them already for `written` to split.
         let number = self.recent.applied(&docs, newest, !direct);
         self.spans.written(&docs);
-        self.deleted.written(batch);
+        self.deleted.written(&docs);
         number
     }
 
@@ -1776,7 +1818,7 @@ impl<E: Engine> DocDb<E> {
     /// `ht` reaches the last one.
     fn write_with_ceiling(&self, mut batch: WriteBatch, ht: HybridTime) -> engine::Result<()> {
         let opts = WriteOptions {
-            sync: self.options().sync_writes,
+            sync: self.write_flags.sync(),
         };
         let unflushed = &self.policy.unflushed;
         let mut ceiling = self.ceiling.lock().unwrap_or_else(|e| e.into_inner());

@@ -40,8 +40,8 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use dockv::HybridTime;
 use dockv::doc_key::DocKey;
+use dockv::{HybridTime, KeyEntryType};
 use engine::{WriteBatch, WriteOp};
 
 use crate::db::FIRST_RECORD_BYTE;
@@ -494,18 +494,48 @@ pub(crate) struct BatchDocs<'b> {
     /// The encoded DocKey of every record, when they share one (most batches: a row, a
     /// Redis key); then no record's key is parsed again.
     only: Option<&'b [u8]>,
+    /// Whether a record may be at a document's root or its counter (what the root cache
+    /// keeps): false when none is, as when a row's columns are written.
+    at_roots: bool,
 }
 
 impl<'b> BatchDocs<'b> {
     /// Looks at `batch` once: parses the first record's DocKey and compares the others'
     /// keys with it, stopping at the first other document.
     pub(crate) fn of(batch: &'b WriteBatch) -> Self {
-        let mut records = batch.iter().map(|op| op.key()).filter(|k| is_record(k));
-        let only = records.next().map(document_of).filter(|doc| {
-            // DocKeys are prefix-free: a key starting with a DocKey has that DocKey.
-            records.all(|key| key.starts_with(doc))
-        });
-        BatchDocs { batch, only }
+        let mut only: Option<&[u8]> = None;
+        let mut at_roots = false;
+        for key in batch.iter().map(|op| op.key()).filter(|k| is_record(k)) {
+            let doc = match only {
+                None => document_of(key),
+                // DocKeys are prefix-free: a key starting with a DocKey has that DocKey.
+                Some(doc) if key.starts_with(doc) => doc,
+                Some(_) => return BatchDocs::several(batch),
+            };
+            only = Some(doc);
+            let below = key.get(doc.len()).copied();
+            at_roots |= below == Some(KeyEntryType::HybridTime.as_u8())
+                || below == Some(KeyEntryType::Counter.as_u8());
+        }
+        BatchDocs {
+            batch,
+            only,
+            at_roots,
+        }
+    }
+
+    /// A batch whose records are in several documents.
+    fn several(batch: &'b WriteBatch) -> Self {
+        BatchDocs {
+            batch,
+            only: None,
+            at_roots: true,
+        }
+    }
+
+    /// Whether a record may be at a document's root or its counter.
+    pub(crate) fn at_roots(&self) -> bool {
+        self.at_roots
     }
 
     /// The one document every record is in, if they share one.
@@ -655,17 +685,28 @@ mod tests {
         let meta = b"\x01meta".to_vec();
         let mut root = doc(2);
         root.extend_from_slice(b"#t");
-        let cases: [(Vec<Vec<u8>>, Option<Vec<u8>>); 4] = [
-            (vec![record(2), root.clone(), meta.clone()], Some(doc(2))),
-            (vec![meta.clone(), record(2), record(3), root], None),
-            (vec![record(3), record(2), record(3)], None),
-            (vec![meta], None),
+        // The keys, the one document, whether a record may be at a root.
+        let cases: [(Vec<Vec<u8>>, Option<Vec<u8>>, bool); 5] = [
+            (
+                vec![record(2), root.clone(), meta.clone()],
+                Some(doc(2)),
+                true,
+            ),
+            (
+                vec![record(2), record(2), meta.clone()],
+                Some(doc(2)),
+                false,
+            ),
+            (vec![meta.clone(), record(2), record(3), root], None, true),
+            (vec![record(3), record(2), record(3)], None, true),
+            (vec![meta], None, false),
         ];
-        for (keys, only) in cases {
+        for (keys, only, at_roots) in cases {
             let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
             let written = batch(&refs);
             let docs = BatchDocs::of(&written);
             assert_eq!(docs.only(), only.as_deref(), "{keys:?}");
+            assert_eq!(docs.at_roots(), at_roots, "{keys:?}");
             // Every record with its own DocKey, as parsing each key finds it; no metadata.
             let found: Vec<(&[u8], &[u8])> = docs.records().map(|(op, d)| (op.key(), d)).collect();
             let expected: Vec<(&[u8], &[u8])> = refs

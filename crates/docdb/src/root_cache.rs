@@ -476,7 +476,7 @@ impl RootCache {
         }
         self.newest.fetch_max(newest.0, Ordering::SeqCst);
         self.commits.fetch_add(1, Ordering::SeqCst);
-        if self.shard_budget == 0 {
+        if self.shard_budget == 0 || !batch.at_roots() {
             return;
         }
         for (op, doc_key) in batch.records() {

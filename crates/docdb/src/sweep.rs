@@ -22,10 +22,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use dockv::value::peek_value_type;
 use dockv::{KeyEntryType, ValueEntryType};
-use engine::{WriteBatch, WriteOp};
+use engine::WriteOp;
 
-use crate::db::FIRST_RECORD_BYTE;
-use crate::dead_spans::document_of;
+use crate::dead_spans::BatchDocs;
 
 /// Deleted documents queued at most; later ones are counted and left to the scans.
 pub const MAX_QUEUED: usize = 1 << 18;
@@ -75,9 +74,14 @@ pub(crate) struct DeletedQueue {
 
 impl DeletedQueue {
     /// Queues the documents `batch` puts a root tombstone on.
-    pub(crate) fn written(&self, batch: &WriteBatch) {
-        let mut deleted = batch.iter().filter_map(|op| match op {
-            WriteOp::Put(key, value) => root_tombstone(key, value),
+    pub(crate) fn written(&self, batch: &BatchDocs<'_>) {
+        if !batch.at_roots() {
+            return;
+        }
+        let mut deleted = batch.records().filter_map(|(op, doc_key)| match op {
+            WriteOp::Put(key, value) => {
+                is_root_tombstone(&key[doc_key.len()..], value).then_some(doc_key)
+            }
             WriteOp::Delete(_) => None,
         });
         let Some(first) = deleted.next() else {
@@ -135,20 +139,14 @@ impl DeletedQueue {
     }
 }
 
-/// The DocKey of the record `key` if it is a document's root and `value` a tombstone.
-fn root_tombstone<'k>(key: &'k [u8], value: &[u8]) -> Option<&'k [u8]> {
+/// Whether a record whose key goes on with `below` after its DocKey, holding `value`, is
+/// a tombstone at the document's root.
+fn is_root_tombstone(below: &[u8], value: &[u8]) -> bool {
     // A tombstone's payload is its type byte alone, last in the value: one comparison
     // passes over almost every other value before any parsing.
-    if value.last() != Some(&ValueEntryType::Tombstone.as_u8()) {
-        return None;
-    }
-    if key.first().is_none_or(|&b| b < FIRST_RECORD_BYTE) {
-        return None;
-    }
-    let doc_key = document_of(key);
-    let at_root = key.get(doc_key.len()) == Some(&KeyEntryType::HybridTime.as_u8());
-    let tombstone = matches!(peek_value_type(value), Ok((_, ValueEntryType::Tombstone)));
-    (at_root && tombstone).then_some(doc_key)
+    value.last() == Some(&ValueEntryType::Tombstone.as_u8())
+        && below.first() == Some(&KeyEntryType::HybridTime.as_u8())
+        && matches!(peek_value_type(value), Ok((_, ValueEntryType::Tombstone)))
 }
 
 /// The documents one sweep took from the queue (see [`DeletedQueue::take`]).
@@ -174,6 +172,7 @@ mod tests {
     use dockv::doc_key::{DocKey, SubDocKey};
     use dockv::value::{PrimitiveValue, Value};
     use dockv::{DocHybridTime, KeyEntryValue};
+    use engine::WriteBatch;
 
     fn doc(name: &str) -> DocKey {
         DocKey::from_range(vec![KeyEntryValue::string(name)])
@@ -203,7 +202,7 @@ mod tests {
         batch.put(record(&a, None, 5), &tombstone);
         batch.put(record(&c, None, 6), &tombstone);
         let queue = DeletedQueue::default();
-        queue.written(&batch);
+        queue.written(&BatchDocs::of(&batch));
         assert_eq!(queue.len(), 3);
         let taken = queue.take();
         assert_eq!(
@@ -224,7 +223,7 @@ mod tests {
         for i in 0..MAX_QUEUED + 3 {
             batch.put(record(&doc(&format!("{i:08}")), None, 5), &tombstone);
         }
-        queue.written(&batch);
+        queue.written(&BatchDocs::of(&batch));
         assert_eq!(queue.len(), MAX_QUEUED);
         assert_eq!(queue.overflowed(), 3);
         let taken = queue.take();
@@ -233,7 +232,7 @@ mod tests {
         assert_eq!(queue.len(), 10);
         // A queue refilled while a sweep ran takes back only what fits.
         let mut taken = queue.take();
-        queue.written(&batch);
+        queue.written(&BatchDocs::of(&batch));
         queue.put_back(std::mem::take(&mut taken.keys).into_iter());
         drop(taken);
         assert_eq!(queue.len(), MAX_QUEUED);
