@@ -428,8 +428,10 @@ pub struct DocDb<E: Engine> {
     recent: RecentWrites,
     /// Documents deleted since the last sweep (see [`crate::sweep`]).
     deleted: DeletedQueue,
-    /// The hybrid-time ceiling last written (see [`CEILING_KEY`]).
-    ceiling: Mutex<HybridTime>,
+    /// The hybrid-time ceiling last written (see [`CEILING_KEY`]); raising it takes the
+    /// lock, and it is read without.
+    ceiling: Mutex<()>,
+    ceiling_now: AtomicU64,
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
     /// when it ends; its reads see them through [`Layered`] iterators.
     pending: Mutex<Pending>,
@@ -855,7 +857,8 @@ impl<E: Engine> DocDb<E> {
             spans: SpanSets::default(),
             recent: RecentWrites::new(ceiling),
             deleted: DeletedQueue::default(),
-            ceiling: Mutex::new(ceiling),
+            ceiling: Mutex::new(()),
+            ceiling_now: AtomicU64::new(ceiling.0),
             pending: Mutex::new(Pending::default()),
         };
         db.sync_policy();
@@ -1821,16 +1824,18 @@ impl<E: Engine> DocDb<E> {
             sync: self.write_flags.sync(),
         };
         let unflushed = &self.policy.unflushed;
-        let mut ceiling = self.ceiling.lock().unwrap_or_else(|e| e.into_inner());
-        if ht < *ceiling {
-            drop(ceiling);
+        // The ceiling only grows: below it now, below it when the batch lands. A batch that
+        // may raise it takes the lock, then looks again.
+        let below = || ht.0 < self.ceiling_now.load(Ordering::SeqCst);
+        let _raising = (!below()).then(|| self.ceiling.lock().unwrap_or_else(|e| e.into_inner()));
+        if below() {
             return unflushed.write(ht, || self.engine.write(&batch, opts));
         }
         // Raising writes go one at a time, so the ceiling stored only grows.
         let raised = HybridTime::new(ht.physical_micros() + CEILING_STEP_MICROS, 0);
         batch.put(CEILING_KEY, raised.0.to_be_bytes());
         unflushed.write(ht, || self.engine.write(&batch, opts))?;
-        *ceiling = raised;
+        self.ceiling_now.store(raised.0, Ordering::SeqCst);
         Ok(())
     }
 

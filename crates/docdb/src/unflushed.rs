@@ -64,7 +64,11 @@ impl UnflushedWrites {
     /// Notes `oldest`, the oldest time of records `write` puts into the engine, and runs it.
     pub fn write<R>(&self, oldest: HybridTime, write: impl FnOnce() -> R) -> R {
         let _shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
-        self.note(oldest);
+        // Holding the gate, nothing raises `current` (a checkpoint takes it exclusively),
+        // so a time already at or below `oldest` needs no atomic update.
+        if self.current.load(Ordering::SeqCst) > oldest.0 {
+            self.note(oldest);
+        }
         write()
     }
 
