@@ -1795,26 +1795,29 @@ impl<E: Engine> DocDb<E> {
         newest: HybridTime,
         write: impl FnOnce(WriteBatch) -> engine::Result<()>,
     ) -> Result<()> {
-        let number = self.before_write(&batch, newest, true);
+        let told = self.before_write(&batch, newest, true);
         let landing = DirectLanding {
             db: self,
-            number: Some(number),
+            told: Some(told),
         };
         landing.landed(write(batch))
     }
 
     /// Tells the root cache, the log of recent writes and the dead spans of `batch` before
-    /// it reaches the engine (see [`RootCache::apply_written`]); returns its number in the
-    /// log. Its landing follows.
-    fn before_write(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) -> u64 {
+    /// it reaches the engine (see [`RootCache::apply_written`]); returns what its landing
+    /// must tell them in turn.
+    fn before_write(&self, batch: &WriteBatch, newest: HybridTime, direct: bool) -> Told {
         let docs = BatchDocs::of(batch);
-        self.roots.apply_written(&docs, newest, direct);
+        let roots_counted = self.roots.apply_written(&docs, newest, direct);
         // Numbered before the spans split: a scan keeping runs then either cuts this batch's
         // documents out of them itself, or has kept them already for `written` to split.
         let number = self.recent.applied(&docs, newest, !direct);
         self.spans.written(&docs);
         self.deleted.written(&docs);
-        number
+        Told {
+            number,
+            roots_counted,
+        }
     }
 
     /// Writes `batch`, whose records are at most as new as `ht`, with a higher ceiling if
@@ -1869,7 +1872,15 @@ fn doc_upper_bound(doc_key: &[u8]) -> Vec<u8> {
 /// dropped before [`Self::landed`] (a panic in the engine), it counts as failed.
 struct DirectLanding<'a, E: Engine> {
     db: &'a DocDb<E>,
-    number: Option<u64>,
+    told: Option<Told>,
+}
+
+/// What [`DocDb::before_write`] told of a batch.
+struct Told {
+    /// Its number in the log of recent writes.
+    number: u64,
+    /// Whether the root cache counted it (see [`RootCache::apply_written`]).
+    roots_counted: bool,
 }
 
 impl<E: Engine> DirectLanding<'_, E> {
@@ -1879,9 +1890,11 @@ impl<E: Engine> DirectLanding<'_, E> {
     }
 
     fn finish(&mut self, landed: bool) {
-        if let Some(number) = self.number.take() {
-            self.db.roots.finished(true, landed);
-            self.db.recent.landed(number);
+        if let Some(told) = self.told.take() {
+            if told.roots_counted {
+                self.db.roots.finished(true, landed);
+            }
+            self.db.recent.landed(told.number);
         }
     }
 }

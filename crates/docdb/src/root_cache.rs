@@ -468,16 +468,27 @@ impl RootCache {
     }
 
     /// Brings the cache up to date with `batch`, whose records are no newer than `newest`
-    /// (called before the batch reaches the engine; [`Self::finished`] follows). `direct`:
-    /// written outside `write_now`, landing at once.
-    pub(crate) fn apply_written(&self, batch: &BatchDocs<'_>, newest: HybridTime, direct: bool) {
+    /// (called before the batch reaches the engine; [`Self::finished`] follows if it returns
+    /// true). `direct`: written outside `write_now`, landing at once.
+    ///
+    /// A batch with no record at a root or counter is not counted: it changes no entry,
+    /// and a read racing it still finds the newest record at a root.
+    pub(crate) fn apply_written(
+        &self,
+        batch: &BatchDocs<'_>,
+        newest: HybridTime,
+        direct: bool,
+    ) -> bool {
+        if !batch.at_roots() {
+            return false;
+        }
         if direct {
             self.unlanded.fetch_add(1, Ordering::SeqCst);
         }
         self.newest.fetch_max(newest.0, Ordering::SeqCst);
         self.commits.fetch_add(1, Ordering::SeqCst);
-        if self.shard_budget == 0 || !batch.at_roots() {
-            return;
+        if self.shard_budget == 0 {
+            return true;
         }
         for (op, doc_key) in batch.records() {
             let rest = &op.key()[doc_key.len()..];
@@ -493,6 +504,7 @@ impl RootCache {
                 self.counter_written(doc_key, &rest[2..], value);
             }
         }
+        true
     }
 
     /// A record written at the root of `doc_key`: replaces a kept root if it is newer and
