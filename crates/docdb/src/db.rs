@@ -35,7 +35,7 @@ use crate::subdoc::SubDocument;
 use crate::sweep::{DEADLINE_CHECK_EVERY, DeletedQueue, Probed, SweepStats};
 use crate::unflushed::UnflushedWrites;
 use crate::upkeep::{Upkeep, UpkeepOptions, UpkeepRound};
-use crate::write_batch::{DocWriteBatch, InitMarkerBehavior};
+use crate::write_batch::{DocWriteBatch, InitMarkerBehavior, recycle};
 
 /// Compactions one [`DocDb::compact`] runs to write repacked rows, after the first.
 const MAX_REPACK_ROUNDS: usize = 4;
@@ -1779,6 +1779,7 @@ impl<E: Engine> DocDb<E> {
             self.before_write(&batch, ht, false);
             // Puts only (checked above).
             self.lock_pending().pairs.append(&batch);
+            recycle(batch);
             return Ok(());
         }
         self.write_direct(batch, ht, |batch| self.write_with_ceiling(batch, ht))?;
@@ -1831,15 +1832,20 @@ impl<E: Engine> DocDb<E> {
         // may raise it takes the lock, then looks again.
         let below = || ht.0 < self.ceiling_now.load(Ordering::SeqCst);
         let _raising = (!below()).then(|| self.ceiling.lock().unwrap_or_else(|e| e.into_inner()));
-        if below() {
-            return unflushed.write(ht, || self.engine.write(&batch, opts));
-        }
-        // Raising writes go one at a time, so the ceiling stored only grows.
-        let raised = HybridTime::new(ht.physical_micros() + CEILING_STEP_MICROS, 0);
-        batch.put(CEILING_KEY, raised.0.to_be_bytes());
-        unflushed.write(ht, || self.engine.write(&batch, opts))?;
-        self.ceiling_now.store(raised.0, Ordering::SeqCst);
-        Ok(())
+        let written = if below() {
+            unflushed.write(ht, || self.engine.write(&batch, opts))
+        } else {
+            // Raising writes go one at a time, so the ceiling stored only grows.
+            let raised = HybridTime::new(ht.physical_micros() + CEILING_STEP_MICROS, 0);
+            batch.put(CEILING_KEY, raised.0.to_be_bytes());
+            let written = unflushed.write(ht, || self.engine.write(&batch, opts));
+            if written.is_ok() {
+                self.ceiling_now.store(raised.0, Ordering::SeqCst);
+            }
+            written
+        };
+        recycle(batch);
+        written
     }
 
     /// Tells the root cache and the log whether the batches `write_now` committed reached

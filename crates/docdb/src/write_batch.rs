@@ -6,6 +6,7 @@
 //! timestamps), and, where YugabyteDB's semantics need it, the stored state.
 
 use std::borrow::Borrow;
+use std::cell::Cell;
 use std::fmt::Write as _;
 
 use dockv::doc_key::{SubDocKey, component_ends};
@@ -102,8 +103,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             db,
             init_markers,
             ht,
-            // Room for a few rows' pairs, so a small batch never regrows its buffer.
-            entries: engine::WriteBatch::with_capacity_bytes(8, 512),
+            entries: spare_batch(),
             time_prefix,
             reserved: None,
         }
@@ -532,6 +532,31 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
         }
         self.db.write_engine_batch(batch, self.ht)?;
         Ok(count)
+    }
+}
+
+thread_local! {
+    /// The buffers of this thread's last batch written, cleared, for its next batch: a
+    /// thread writing one small batch after another allocates none.
+    static SPARE_BATCH: Cell<Option<engine::WriteBatch>> = const { Cell::new(None) };
+}
+
+/// Largest buffers [`recycle`] keeps (a bulk load's are dropped).
+const MAX_SPARE_BYTES: usize = 64 << 10;
+
+/// An empty batch, on this thread's spare buffers if it has some.
+fn spare_batch() -> engine::WriteBatch {
+    SPARE_BATCH
+        .take()
+        // Room for a few rows' pairs, so a small batch never regrows its buffer.
+        .unwrap_or_else(|| engine::WriteBatch::with_capacity_bytes(8, 512))
+}
+
+/// Keeps the buffers of `batch`, written now, for this thread's next batch.
+pub(crate) fn recycle(mut batch: engine::WriteBatch) {
+    if batch.allocated_bytes() <= MAX_SPARE_BYTES {
+        batch.clear();
+        SPARE_BATCH.set(Some(batch));
     }
 }
 

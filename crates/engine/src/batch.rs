@@ -146,6 +146,12 @@ impl WriteBatch {
         self.data.len() + self.records.len() * OP_OVERHEAD
     }
 
+    /// Bytes the batch's buffers hold allocated (to decide whether keeping it for reuse
+    /// is worth its memory).
+    pub fn allocated_bytes(&self) -> usize {
+        self.data.capacity() + self.records.capacity() * std::mem::size_of::<Record>()
+    }
+
     /// Removes all operations, keeping the allocations.
     pub fn clear(&mut self) {
         self.data.clear();
