@@ -686,7 +686,8 @@ mod tests {
         let mut root = doc(2);
         root.extend_from_slice(b"#t");
         // The keys, the one document, whether a record may be at a root.
-        let cases: [(Vec<Vec<u8>>, Option<Vec<u8>>, bool); 5] = [
+        type Case = (Vec<Vec<u8>>, Option<Vec<u8>>, bool);
+        let cases: [Case; 5] = [
             (
                 vec![record(2), root.clone(), meta.clone()],
                 Some(doc(2)),
