@@ -488,7 +488,8 @@ fn holding<'s>(spans: &'s BTreeMap<Vec<u8>, Span>, key: &[u8]) -> Option<&'s Spa
 }
 
 /// The documents of a batch's records, found once for everything told of the batch (the
-/// root cache, the log of recent writes) instead of by each.
+/// root cache, the log of recent writes, the dead spans, the deleted-document queue)
+/// instead of by each.
 pub(crate) struct BatchDocs<'b> {
     batch: &'b WriteBatch,
     /// The encoded DocKey of every record, when they share one (most batches: a row, a

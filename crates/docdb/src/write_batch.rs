@@ -568,10 +568,9 @@ fn timed_key(path: &[u8], prefix: &[u8], id: u32, out: &mut Vec<u8>) {
     DocHybridTime::encode_with_prefix(prefix, id, out);
 }
 
-/// The path of a key [`timed_key`] made: the hybrid time's last byte holds its length.
+/// The path of a key [`timed_key`] made.
 fn without_time(key: &[u8]) -> &[u8] {
-    let time_len = key.last().map_or(0, |&b| usize::from(b & 0x1F));
-    &key[..key.len().saturating_sub(time_len + 1)]
+    DocHybridTime::split_from_end(key).map_or(key, |(path, _)| path)
 }
 
 /// `entries` with write ids from `first_id` on instead of from 0 (a later batch of one
@@ -608,6 +607,30 @@ impl From<VisibleRecord> for PathState {
         PathState {
             payload: r.payload,
             live,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timed_key_is_the_path_and_its_hybrid_time_and_gives_the_path_back() {
+        let ht = HybridTime::new(1_700_000_000_123_456, 7);
+        let mut prefix = Vec::new();
+        DocHybridTime::encode_time_prefix(ht, &mut prefix);
+        let paths: [&[u8]; 3] = [b"", b"S\x00\x01k\x00\x00!", b"G\x12\x34Sa\x00\x00!!K\x0a"];
+        for path in paths {
+            for id in [0, 1, 63, 64, 70_000, u32::MAX - 1] {
+                let mut key = Vec::new();
+                timed_key(path, &prefix, id, &mut key);
+                let mut expected = path.to_vec();
+                expected.push(b'#');
+                DocHybridTime::new(ht, id).encode_to(&mut expected);
+                assert_eq!(key, expected, "path {path:?}, write id {id}");
+                assert_eq!(without_time(&key), path, "write id {id}");
+            }
         }
     }
 }
