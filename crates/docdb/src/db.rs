@@ -1832,18 +1832,16 @@ impl<E: Engine> DocDb<E> {
         // may raise it takes the lock, then looks again.
         let below = || ht.0 < self.ceiling_now.load(Ordering::SeqCst);
         let _raising = (!below()).then(|| self.ceiling.lock().unwrap_or_else(|e| e.into_inner()));
-        let written = if below() {
-            unflushed.write(ht, || self.engine.write(&batch, opts))
-        } else {
-            // Raising writes go one at a time, so the ceiling stored only grows.
+        // Raising writes go one at a time, so the ceiling stored only grows.
+        let raised = (!below()).then(|| {
             let raised = HybridTime::new(ht.physical_micros() + CEILING_STEP_MICROS, 0);
             batch.put(CEILING_KEY, raised.0.to_be_bytes());
-            let written = unflushed.write(ht, || self.engine.write(&batch, opts));
-            if written.is_ok() {
-                self.ceiling_now.store(raised.0, Ordering::SeqCst);
-            }
-            written
-        };
+            raised
+        });
+        let written = unflushed.write(ht, || self.engine.write(&batch, opts));
+        if let (Some(raised), Ok(())) = (raised, &written) {
+            self.ceiling_now.store(raised.0, Ordering::SeqCst);
+        }
         recycle(batch);
         written
     }
