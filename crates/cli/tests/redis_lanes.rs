@@ -233,3 +233,46 @@ fn with_no_pipelined_threads_nothing_is_judged() {
     assert_eq!(stat(&mut client, "pipelining_connections"), 0);
     assert_eq!(stat(&mut client, "moved_connections"), 0);
 }
+
+#[test]
+fn a_connection_that_stops_pipelining_writes_in_place_and_may_start_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = start_docdb(docdb(), dir.path(), &["--pipelined-threads", "1"]).expect("start");
+    let mut client = connect(&server);
+    pipeline(&mut client, "a");
+    let mut admin = connect(&server);
+    assert_eq!(stat(&mut admin, "pipelining_connections"), 1);
+    assert_eq!(stat(&mut admin, "moved_connections"), 1);
+    assert_eq!(stat(&mut admin, "pipelining_stopped"), 0);
+
+    // One request per read for two windows: it has stopped, and its writes (now in place,
+    // on the runtime it moved to) read back, as do the ones the writer thread made.
+    for i in 0..32 {
+        assert_eq!(
+            client.call(&["INCR", "a:count"]).expect("request"),
+            Frame::Integer(41 + i)
+        );
+    }
+    assert_eq!(stat(&mut admin, "pipelining_stopped"), 1);
+    for i in 0..8 {
+        let key = format!("b:{i}");
+        assert_eq!(client.call(&["SET", &key, "w"]).expect("request"), ok());
+        assert_eq!(
+            admin.call(&["GET", &key]).expect("request"),
+            Frame::Bulk(b"w".to_vec())
+        );
+    }
+    assert_eq!(
+        admin.call(&["GET", "a:39:14"]).expect("request"),
+        Frame::Bulk(b"v".to_vec())
+    );
+
+    // Pipelining again is judged again; a connection moves at most once.
+    pipeline(&mut client, "c");
+    assert_eq!(stat(&mut admin, "pipelining_connections"), 2);
+    assert_eq!(stat(&mut admin, "moved_connections"), 1);
+    assert_eq!(
+        client.call(&["GET", "a:count"]).expect("request"),
+        Frame::Bulk(b"72".to_vec())
+    );
+}

@@ -677,6 +677,22 @@ impl<'a, E: Engine> DocView<'a, E> {
         if let Some(kept) = self.kept(path) {
             return Ok(Some(kept));
         }
+        self.read_record(path)
+    }
+
+    /// The record at the document's root (`doc_key`), as [`Self::record`] reads it, for a
+    /// caller that has just asked the root cache ([`DocDb::cached_root`]) and missed: asking
+    /// again would cost a second lookup for nothing. Reads the engine, and offers the root
+    /// cache what it finds.
+    pub fn root_record_past_cache(&mut self, doc_key: &[u8]) -> Result<Option<VisibleRecord>> {
+        if doc_key.len() != self.doc_key_len {
+            return self.record(doc_key);
+        }
+        self.read_record(doc_key)
+    }
+
+    /// [`Self::record`] from the engine, past the root cache.
+    fn read_record(&mut self, path: &[u8]) -> Result<Option<VisibleRecord>> {
         let root_known = self.root.is_some();
         let record = visible_record_cached(
             &mut self.iter,

@@ -382,6 +382,11 @@ impl<E: Engine> Core<E> {
                 "Pipelining connections moved to the pipelined runtime's threads.",
                 &m.moved_connections,
             ),
+            (
+                "docdb_pipelining_stopped_total",
+                "Times a pipelining connection went back to one request per read, its writes in place again.",
+                &m.pipelining_stopped,
+            ),
         ] {
             metric(
                 &mut out,

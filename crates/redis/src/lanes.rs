@@ -8,8 +8,10 @@
 //! So every connection starts on the *main* runtime and writes on its own worker. One that
 //! averages [`PIPELINED_REQUESTS_PER_READ`] requests per read over a window of
 //! [`PIPELINE_WINDOW`] reads is judged pipelining: from then on its writes go to the writer
-//! thread, and every other such connection moves to the *pipelined* runtime's workers. The
-//! judgement is made once per connection; a connection never moves back.
+//! thread, and every other such connection moves to the *pipelined* runtime's workers. One
+//! that later averages under [`UNPIPELINED_REQUESTS_PER_READ`] over a window has stopped
+//! pipelining: its writes run in place again, where it is (it moves at most once), until
+//! a later window judges it pipelining again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -21,30 +23,50 @@ pub const PIPELINE_WINDOW: u32 = 16;
 /// Requests per read, averaged over a window, that mark a connection as pipelining.
 pub const PIPELINED_REQUESTS_PER_READ: u64 = 4;
 
+/// Requests per read, averaged over a window, under which a pipelining connection has
+/// stopped (below the mark above, so that a client near it does not flip every window).
+pub const UNPIPELINED_REQUESTS_PER_READ: u64 = 2;
+
+/// A change in a connection's judged way of sending requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// It pipelines now: its writes go to the writer thread.
+    Started,
+    /// It sends about one request per read again: its writes run in place.
+    Stopped,
+}
+
 /// Watches one connection's reads for pipelining.
 #[derive(Debug, Default)]
 pub struct PipelineWatch {
     reads: u32,
     requests_at_window_start: u64,
-    judged: bool,
+    pipelining: bool,
 }
 
 impl PipelineWatch {
-    /// Called after each read with the connection's requests so far; true once, at the end
-    /// of the first window whose reads averaged [`PIPELINED_REQUESTS_PER_READ`] requests.
-    pub fn pipelining(&mut self, requests: u64) -> bool {
-        if self.judged {
-            return false;
-        }
+    /// Called after each read with the connection's requests so far; at the end of each
+    /// window of [`PIPELINE_WINDOW`] reads, the turn its average makes, if any.
+    pub fn observe(&mut self, requests: u64) -> Option<Turn> {
         self.reads += 1;
         if self.reads < PIPELINE_WINDOW {
-            return false;
+            return None;
         }
         let in_window = requests.saturating_sub(self.requests_at_window_start);
         self.reads = 0;
         self.requests_at_window_start = requests;
-        self.judged = in_window >= PIPELINED_REQUESTS_PER_READ * u64::from(PIPELINE_WINDOW);
-        self.judged
+        let window = u64::from(PIPELINE_WINDOW);
+        match self.pipelining {
+            false if in_window >= PIPELINED_REQUESTS_PER_READ * window => {
+                self.pipelining = true;
+                Some(Turn::Started)
+            }
+            true if in_window < UNPIPELINED_REQUESTS_PER_READ * window => {
+                self.pipelining = false;
+                Some(Turn::Stopped)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -104,19 +126,60 @@ impl Lanes {
 mod tests {
     use super::*;
 
-    /// Feeds `per_read` requests per read for `reads` reads; the reads after which the
-    /// watch said "pipelining".
-    fn judged_after(per_read: &[u64]) -> Vec<usize> {
+    /// Feeds `per_read[i]` requests at read `i + 1`; the reads after which the watch
+    /// turned, and which way.
+    fn turns(per_read: &[u64]) -> Vec<(usize, Turn)> {
         let mut watch = PipelineWatch::default();
         let mut requests = 0;
-        let mut judged = Vec::new();
+        let mut turns = Vec::new();
         for (read, count) in per_read.iter().enumerate() {
             requests += count;
-            if watch.pipelining(requests) {
-                judged.push(read + 1);
+            if let Some(turn) = watch.observe(requests) {
+                turns.push((read + 1, turn));
             }
         }
-        judged
+        turns
+    }
+
+    /// The reads after which the watch said "pipelining".
+    fn judged_after(per_read: &[u64]) -> Vec<usize> {
+        turns(per_read)
+            .into_iter()
+            .filter(|(_, turn)| *turn == Turn::Started)
+            .map(|(read, _)| read)
+            .collect()
+    }
+
+    #[test]
+    fn a_connection_that_stops_pipelining_is_told_once_and_can_start_again() {
+        let mut reads = vec![16; 16];
+        reads.extend([1; 48]);
+        reads.extend([16; 16]);
+        assert_eq!(
+            turns(&reads),
+            vec![
+                (16, Turn::Started),
+                (32, Turn::Stopped),
+                (80, Turn::Started)
+            ]
+        );
+    }
+
+    #[test]
+    fn between_the_marks_nothing_turns() {
+        // Three per read: under the mark to start, not under the one to stop.
+        let mut reads = vec![16; 16];
+        reads.extend([3; 64]);
+        assert_eq!(turns(&reads), vec![(16, Turn::Started)]);
+        assert!(turns(&[3; 64]).is_empty());
+        // Just under two per read stops it.
+        let mut reads = vec![16; 16];
+        reads.extend([2; 15]);
+        reads.push(1);
+        assert_eq!(
+            turns(&reads),
+            vec![(16, Turn::Started), (32, Turn::Stopped)]
+        );
     }
 
     #[test]

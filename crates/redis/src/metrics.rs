@@ -87,6 +87,8 @@ pub struct Metrics {
     pub pipelining_connections: AtomicU64,
     /// Connections moved to the pipelined runtime.
     pub moved_connections: AtomicU64,
+    /// Times a pipelining connection stopped pipelining (its writes run in place again).
+    pub pipelining_stopped: AtomicU64,
 }
 
 impl Metrics {
@@ -103,6 +105,7 @@ impl Metrics {
             protocol_errors: AtomicU64::new(0),
             pipelining_connections: AtomicU64::new(0),
             moved_connections: AtomicU64::new(0),
+            pipelining_stopped: AtomicU64::new(0),
         }
     }
 

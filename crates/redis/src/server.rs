@@ -19,7 +19,7 @@ use crate::blocking::{Wait, Waiter};
 use crate::cmd::{execute, execute_write_run, joins_write_run, paused, serve_after, serve_lapsed};
 use crate::core::{Core, Fsync};
 use crate::frame::{Frame, FrameError, parse_request};
-use crate::lanes::{Lanes, PipelineWatch, pipelined_runtime};
+use crate::lanes::{Lanes, PipelineWatch, Turn, pipelined_runtime};
 use crate::pubsub::Subscriber;
 use crate::session::Session;
 use crate::store::IterSlot;
@@ -330,6 +330,8 @@ struct Conn {
     /// The writer thread's queue, taken once the connection is judged pipelining.
     spare_writer: Option<Writer>,
     watch: PipelineWatch,
+    /// Whether it moved to the pipelined runtime (a connection moves at most once).
+    moved: bool,
 }
 
 /// A connection on its way to the pipelined runtime: its state and its socket, detached
@@ -365,6 +367,7 @@ async fn connection<E: Engine>(
         write_queue: writer.clone().filter(|_| core.config().writer_thread),
         spare_writer: writer,
         watch: PipelineWatch::default(),
+        moved: false,
     };
     serve_conn(core, lanes, conn, stream).await
 }
@@ -393,6 +396,7 @@ async fn serve_conn<E: Engine>(
         write_queue,
         spare_writer,
         watch,
+        moved,
     } = &mut conn;
     let peer = session.addr;
     loop {
@@ -434,15 +438,21 @@ async fn serve_conn<E: Engine>(
                 if respond(core, session, io, &mut writer).await? {
                     return Ok(None);
                 }
-                if lanes.adaptive()
-                    && watch.pipelining(session.requests)
-                    && judged_pipelining(core, lanes, session, write_queue, spare_writer)
-                {
-                    // Nothing is unsent (`respond` sent it); unread requests stay in
-                    // `input` and run on the other side, whose task releases the client.
-                    let stream = reader.reunite(writer).map_err(io::Error::other)?.into_std()?;
-                    std::mem::forget(cleanup);
-                    return Ok(Some(Moving { conn, stream }));
+                let turn = match lanes.adaptive() {
+                    true => watch.observe(session.requests),
+                    false => None,
+                };
+                match turn {
+                    Some(Turn::Started) if judged_pipelining(core, lanes, session, write_queue, spare_writer, *moved) => {
+                        // Nothing is unsent (`respond` sent it); unread requests stay in
+                        // `input` and run on the other side, whose task releases the client.
+                        *moved = true;
+                        let stream = reader.reunite(writer).map_err(io::Error::other)?.into_std()?;
+                        std::mem::forget(cleanup);
+                        return Ok(Some(Moving { conn, stream }));
+                    }
+                    Some(Turn::Stopped) => stopped_pipelining(core, write_queue),
+                    _ => {}
                 }
             }
             Some(frame) = pushed.recv() => {
@@ -466,13 +476,15 @@ async fn serve_conn<E: Engine>(
 }
 
 /// A connection was judged pipelining: its write runs go to the writer thread from now on.
-/// Returns whether it moves to the pipelined runtime (never while blocked).
+/// Returns whether it moves to the pipelined runtime (never while blocked, nor if it
+/// `moved` there already).
 fn judged_pipelining<E: Engine>(
     core: &Core<E>,
     lanes: &Lanes,
     session: &Session,
     write_queue: &mut Option<Writer>,
     spare_writer: &Option<Writer>,
+    moved: bool,
 ) -> bool {
     core.metrics
         .pipelining_connections
@@ -480,13 +492,26 @@ fn judged_pipelining<E: Engine>(
     if write_queue.is_none() {
         write_queue.clone_from(spare_writer);
     }
-    let moves = session.blocked.is_none() && lanes.should_move();
+    let moves = !moved && session.blocked.is_none() && lanes.should_move();
     if moves {
         core.metrics
             .moved_connections
             .fetch_add(1, Ordering::Relaxed);
     }
     moves
+}
+
+/// A pipelining connection went back to one request per read: its writes run in place
+/// again (unless every connection's go to the writer thread, `--writer-thread on`), which
+/// spares each one two crossings between threads. Its earlier write runs have all landed:
+/// their replies were sent before this read's requests were taken.
+fn stopped_pipelining<E: Engine>(core: &Core<E>, write_queue: &mut Option<Writer>) {
+    core.metrics
+        .pipelining_stopped
+        .fetch_add(1, Ordering::Relaxed);
+    if !core.config().writer_thread {
+        *write_queue = None;
+    }
 }
 
 /// Sends `output` once the writes it answers are in the log.

@@ -639,10 +639,18 @@ impl<'c, E: Engine> Reads<'_, 'c, E> {
         };
         let record = match cached {
             Some(record) => record,
-            None => match self.view(doc_key)?.record(doc_key)? {
-                Some(record) => record,
-                None => return Ok(None),
-            },
+            None => {
+                let view = self.view(doc_key)?;
+                // Without a view, the cache was asked above: the view need not ask again.
+                let found = match has_view {
+                    true => view.record(doc_key)?,
+                    false => view.root_record_past_cache(doc_key)?,
+                };
+                match found {
+                    Some(record) => record,
+                    None => return Ok(None),
+                }
+            }
         };
         if !record.is_live() {
             return Ok(None);

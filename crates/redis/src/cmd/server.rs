@@ -381,7 +381,7 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
              rejected_connections:{}\r\npubsub_channels:{channels}\r\npubsub_patterns:{}\r\n\
              pubsubshard_channels:{shard_channels}\r\ndead_spans:{}\r\ndead_spans_restored:{}\r\n\
              deleted_keys_unswept:{}\r\npipelining_connections:{}\r\n\
-             moved_connections:{}\r\n\r\n",
+             moved_connections:{}\r\npipelining_stopped:{}\r\n\r\n",
             m.connections_total.load(Ordering::Relaxed),
             m.total_commands(),
             m.connections_rejected.load(Ordering::Relaxed),
@@ -391,6 +391,7 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             core.store.docdb().sweep_queue().0,
             m.pipelining_connections.load(Ordering::Relaxed),
             m.moved_connections.load(Ordering::Relaxed),
+            m.pipelining_stopped.load(Ordering::Relaxed),
         );
     }
     if wants("replication") {
