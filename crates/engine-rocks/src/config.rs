@@ -118,15 +118,15 @@ pub struct RocksConfig {
     pub block_cache_bytes: usize,
     /// A cache shared with other engines; overrides `block_cache_bytes`. Default `None`.
     pub shared_block_cache: Option<BlockCache>,
-    /// Bloom filter bits per key in SST files (whole-key filters, plus prefix filters when a
-    /// `prefix_extractor` is set); `0.0` disables them. Default 10 (about 1% false
+    /// Bloom filter bits per key in SST files (prefix filters when a `prefix_extractor` is
+    /// set, whole-key filters otherwise); `0.0` disables them. Default 10 (about 1% false
     /// positives).
     pub bloom_bits_per_key: f64,
     /// Optional prefix extractor, enabling prefix bloom filters for prefix-bounded
     /// iteration. Default `None` (whole-key filters only).
     pub prefix_extractor: Option<PrefixExtractor>,
-    /// Size of the memtable bloom filter as a fraction of `write_buffer_size` (whole keys,
-    /// and prefixes when an extractor is set); `0.0` disables it. Default 0.02.
+    /// Size of the memtable bloom filter as a fraction of `write_buffer_size` (prefixes when
+    /// an extractor is set, whole keys otherwise); `0.0` disables it. Default 0.02.
     pub memtable_bloom_ratio: f64,
     /// Memtable size before it is flushed to an SST file. Default 64 MiB (RocksDB's).
     pub write_buffer_size: usize,

@@ -82,9 +82,15 @@ impl RocksEngine {
             .unwrap_or_else(|| BlockCache::lru(config.block_cache_bytes));
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache.0);
+        // Whole keys go into the filters only without a prefix extractor. With one, every
+        // read is a seek, which only prefix filters serve: a DocDB key ends in its hybrid
+        // time, which no read knows, and the only exact-key gets are of a few keys at open.
+        // Whole keys would double the filters' entries and their memory, and add a hash to
+        // every memtable insert.
+        let whole_keys = config.prefix_extractor.is_none();
         if config.bloom_bits_per_key > 0.0 {
             table.set_bloom_filter(config.bloom_bits_per_key, false);
-            table.set_whole_key_filtering(true);
+            table.set_whole_key_filtering(whole_keys);
         }
         // Partitioned (two-level) index and filters: a large SST's filter is read in 4 KiB
         // partitions through the block cache instead of as one block that may not fit a
@@ -102,7 +108,7 @@ impl RocksEngine {
         }
         if config.memtable_bloom_ratio > 0.0 {
             options.set_memtable_prefix_bloom_ratio(config.memtable_bloom_ratio);
-            options.set_memtable_whole_key_filtering(true);
+            options.set_memtable_whole_key_filtering(whole_keys);
         }
         if config.statistics {
             options.enable_statistics();

@@ -374,7 +374,7 @@ impl<E: Engine> Core<E> {
             ),
             (
                 "docdb_pipelining_connections_total",
-                "Connections judged pipelining, whose writes go to the writer thread.",
+                "Times a connection was judged pipelining (its writes then go to the writer thread).",
                 &m.pipelining_connections,
             ),
             (

@@ -83,7 +83,7 @@ pub struct Metrics {
     pub connections_rejected: AtomicU64,
     /// Connections closed for protocol errors or over-limit requests.
     pub protocol_errors: AtomicU64,
-    /// Connections judged pipelining (see [`crate::lanes`]).
+    /// Times a connection was judged pipelining (see [`crate::lanes`]).
     pub pipelining_connections: AtomicU64,
     /// Connections moved to the pipelined runtime.
     pub moved_connections: AtomicU64,

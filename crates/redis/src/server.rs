@@ -442,17 +442,23 @@ async fn serve_conn<E: Engine>(
                     true => watch.observe(session.requests),
                     false => None,
                 };
-                match turn {
-                    Some(Turn::Started) if judged_pipelining(core, lanes, session, write_queue, spare_writer, *moved) => {
-                        // Nothing is unsent (`respond` sent it); unread requests stay in
-                        // `input` and run on the other side, whose task releases the client.
-                        *moved = true;
-                        let stream = reader.reunite(writer).map_err(io::Error::other)?.into_std()?;
-                        std::mem::forget(cleanup);
-                        return Ok(Some(Moving { conn, stream }));
+                let moves = match turn {
+                    Some(Turn::Started) => {
+                        judged_pipelining(core, lanes, session, write_queue, spare_writer, *moved)
                     }
-                    Some(Turn::Stopped) => stopped_pipelining(core, write_queue),
-                    _ => {}
+                    Some(Turn::Stopped) => {
+                        stopped_pipelining(core, write_queue);
+                        false
+                    }
+                    None => false,
+                };
+                if moves {
+                    // Nothing is unsent (`respond` sent it); unread requests stay in
+                    // `input` and run on the other side, whose task releases the client.
+                    *moved = true;
+                    let stream = reader.reunite(writer).map_err(io::Error::other)?.into_std()?;
+                    std::mem::forget(cleanup);
+                    return Ok(Some(Moving { conn, stream }));
                 }
             }
             Some(frame) = pushed.recv() => {
