@@ -276,3 +276,25 @@ fn a_connection_that_stops_pipelining_writes_in_place_and_may_start_again() {
         Frame::Bulk(b"72".to_vec())
     );
 }
+
+#[test]
+fn with_the_writer_thread_for_all_a_turn_back_is_counted_and_writes_read_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = ["--pipelined-threads", "1", "--writer-thread", "on"];
+    let server = start_docdb(docdb(), dir.path(), &args).expect("start");
+    let mut client = connect(&server);
+    pipeline(&mut client, "w");
+    for i in 0..32 {
+        assert_eq!(
+            client.call(&["INCR", "w:count"]).expect("request"),
+            Frame::Integer(41 + i)
+        );
+    }
+    let mut admin = connect(&server);
+    // The turn is counted; its writes still land through the writer thread, and read back.
+    assert_eq!(stat(&mut admin, "pipelining_stopped"), 1);
+    assert_eq!(
+        admin.call(&["GET", "w:count"]).expect("request"),
+        Frame::Bulk(b"72".to_vec())
+    );
+}
