@@ -13,6 +13,14 @@ fn docdb() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_docdb"))
 }
 
+/// A server started with `args` on a fresh directory (kept until the server is dropped:
+/// bind the directory first, so that it drops last).
+fn serve(args: &[&str]) -> (tempfile::TempDir, ChildGuard) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = start_docdb(docdb(), dir.path(), args).expect("start");
+    (dir, server)
+}
+
 fn connect(server: &ChildGuard) -> RespClient {
     RespClient::connect(server.addr, Duration::from_secs(10)).expect("connect")
 }
@@ -83,8 +91,7 @@ fn client_list(client: &mut RespClient) -> String {
 
 #[test]
 fn pipelining_connections_move_and_keep_their_state() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = start_docdb(docdb(), dir.path(), &["--pipelined-threads", "1"]).expect("start");
+    let (_dir, server) = serve(&["--pipelined-threads", "1"]);
     let mut plain = connect(&server);
     plain.call(&["SELECT", "2"]).expect("select");
     let mut piped: Vec<RespClient> = (0..4).map(|_| connect(&server)).collect();
@@ -200,9 +207,7 @@ fn pipelining_connections_move_and_keep_their_state() {
 
 #[test]
 fn a_server_with_moved_connections_shuts_down_cleanly() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut server =
-        start_docdb(docdb(), dir.path(), &["--pipelined-threads", "1"]).expect("start");
+    let (_dir, mut server) = serve(&["--pipelined-threads", "1"]);
     let mut piped: Vec<RespClient> = (0..2).map(|_| connect(&server)).collect();
     for (n, client) in piped.iter_mut().enumerate() {
         pipeline(client, &format!("s{n}"));
@@ -226,8 +231,7 @@ fn a_server_with_moved_connections_shuts_down_cleanly() {
 
 #[test]
 fn with_no_pipelined_threads_nothing_is_judged() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = start_docdb(docdb(), dir.path(), &["--pipelined-threads", "0"]).expect("start");
+    let (_dir, server) = serve(&["--pipelined-threads", "0"]);
     let mut client = connect(&server);
     pipeline(&mut client, "x");
     assert_eq!(stat(&mut client, "pipelining_connections"), 0);
@@ -236,8 +240,7 @@ fn with_no_pipelined_threads_nothing_is_judged() {
 
 #[test]
 fn a_connection_that_stops_pipelining_writes_in_place_and_may_start_again() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = start_docdb(docdb(), dir.path(), &["--pipelined-threads", "1"]).expect("start");
+    let (_dir, server) = serve(&["--pipelined-threads", "1"]);
     let mut client = connect(&server);
     pipeline(&mut client, "a");
     let mut admin = connect(&server);
@@ -279,9 +282,8 @@ fn a_connection_that_stops_pipelining_writes_in_place_and_may_start_again() {
 
 #[test]
 fn with_the_writer_thread_for_all_a_turn_back_is_counted_and_writes_read_back() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let args = ["--pipelined-threads", "1", "--writer-thread", "on"];
-    let server = start_docdb(docdb(), dir.path(), &args).expect("start");
+    let (_dir, server) = serve(&args);
     let mut client = connect(&server);
     pipeline(&mut client, "w");
     for i in 0..32 {
