@@ -1,7 +1,7 @@
 //! Counters for the Prometheus endpoint and INFO: commands, latency, connections.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Upper bounds (µs) of the command latency histogram's buckets.
@@ -60,8 +60,9 @@ pub struct CommandCounters {
     pub usec: u64,
 }
 
-/// One command's counters.
+/// One command's counters, on cache lines of their own.
 #[derive(Default)]
+#[repr(align(64))]
 struct CommandStat {
     calls: AtomicU64,
     errors: AtomicU64,
@@ -70,13 +71,39 @@ struct CommandStat {
     levels: [AtomicU64; LATENCY_LEVELS],
 }
 
-/// Server-wide counters.
-pub struct Metrics {
-    names: Vec<&'static str>,
-    commands: Vec<CommandStat>,
+/// Shards of the command counters. Each thread counts into one (threads beyond that share),
+/// so that threads running commands side by side do not pass the same cache lines back and
+/// forth on every command; readers add the shards up.
+const SHARDS: usize = 8;
+
+/// One shard: every command's counters, and the latency histogram's.
+struct Shard {
+    commands: Box<[CommandStat]>,
+    totals: Totals,
+}
+
+/// The server-wide latency histogram's counters of one shard.
+#[derive(Default)]
+#[repr(align(64))]
+struct Totals {
     buckets: [AtomicU64; BUCKETS_US.len()],
     latency_sum_us: AtomicU64,
     latency_count: AtomicU64,
+}
+
+/// The shard this thread counts into.
+fn shard_index() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|shard| *shard)
+}
+
+/// Server-wide counters.
+pub struct Metrics {
+    names: Vec<&'static str>,
+    shards: Box<[Shard]>,
     /// Connections accepted since start.
     pub connections_total: AtomicU64,
     /// Connections refused (max clients).
@@ -94,12 +121,15 @@ pub struct Metrics {
 impl Metrics {
     /// Counters for the commands `names` (indexed by command id).
     pub fn new(names: Vec<&'static str>) -> Self {
+        let shards = (0..SHARDS)
+            .map(|_| Shard {
+                commands: names.iter().map(|_| CommandStat::default()).collect(),
+                totals: Totals::default(),
+            })
+            .collect();
         Metrics {
-            commands: names.iter().map(|_| CommandStat::default()).collect(),
             names,
-            buckets: Default::default(),
-            latency_sum_us: AtomicU64::new(0),
-            latency_count: AtomicU64::new(0),
+            shards,
             connections_total: AtomicU64::new(0),
             connections_rejected: AtomicU64::new(0),
             protocol_errors: AtomicU64::new(0),
@@ -112,17 +142,27 @@ impl Metrics {
     /// Counts one run of command `id`.
     pub fn record(&self, id: usize, elapsed: Duration, error: bool) {
         let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-        if let Some(c) = self.commands.get(id) {
+        let shard = &self.shards[shard_index()];
+        if let Some(c) = shard.commands.get(id) {
             c.calls.fetch_add(1, Ordering::Relaxed);
             c.errors.fetch_add(u64::from(error), Ordering::Relaxed);
             c.usec.fetch_add(us, Ordering::Relaxed);
             c.levels[latency_level(us)].fetch_add(1, Ordering::Relaxed);
         }
+        let totals = &shard.totals;
         if let Some(i) = BUCKETS_US.iter().position(|&b| us <= b) {
-            self.buckets[i].fetch_add(1, Ordering::Relaxed);
+            totals.buckets[i].fetch_add(1, Ordering::Relaxed);
         }
-        self.latency_sum_us.fetch_add(us, Ordering::Relaxed);
-        self.latency_count.fetch_add(1, Ordering::Relaxed);
+        totals.latency_sum_us.fetch_add(us, Ordering::Relaxed);
+        totals.latency_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `read`'s counter added up over the shards.
+    fn sum(&self, read: impl Fn(&Shard) -> &AtomicU64) -> u64 {
+        self.shards
+            .iter()
+            .map(|shard| read(shard).load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Counters of the commands that ran, by name.
@@ -130,12 +170,12 @@ impl Metrics {
         let mut all: Vec<_> = self
             .names
             .iter()
-            .zip(&self.commands)
-            .map(|(name, c)| {
+            .enumerate()
+            .map(|(id, name)| {
                 let counters = CommandCounters {
-                    calls: c.calls.load(Ordering::Relaxed),
-                    errors: c.errors.load(Ordering::Relaxed),
-                    usec: c.usec.load(Ordering::Relaxed),
+                    calls: self.sum(|s| &s.commands[id].calls),
+                    errors: self.sum(|s| &s.commands[id].errors),
+                    usec: self.sum(|s| &s.commands[id].usec),
                 };
                 (*name, counters)
             })
@@ -147,8 +187,11 @@ impl Metrics {
 
     /// Calls of command `id` by [`latency_level`] (not cumulative); `None` before its first.
     pub fn latency_histogram(&self, id: usize) -> Option<[u64; LATENCY_LEVELS]> {
-        let c = self.commands.get(id)?;
-        let levels = c.levels.each_ref().map(|n| n.load(Ordering::Relaxed));
+        if id >= self.names.len() {
+            return None;
+        }
+        let levels: [u64; LATENCY_LEVELS] =
+            std::array::from_fn(|level| self.sum(|s| &s.commands[id].levels[level]));
         levels.iter().any(|&n| n > 0).then_some(levels)
     }
 
@@ -163,7 +206,7 @@ impl Metrics {
 
     /// Commands run since start.
     pub fn total_commands(&self) -> u64 {
-        self.latency_count.load(Ordering::Relaxed)
+        self.sum(|s| &s.totals.latency_count)
     }
 
     /// The command metrics in Prometheus text format.
@@ -186,16 +229,16 @@ impl Metrics {
         out.push_str("# HELP docdb_command_duration_seconds Command execution time.\n");
         out.push_str("# TYPE docdb_command_duration_seconds histogram\n");
         let mut cumulative = 0;
-        for (bound, count) in BUCKETS_US.iter().zip(&self.buckets) {
-            cumulative += count.load(Ordering::Relaxed);
+        for (i, bound) in BUCKETS_US.iter().enumerate() {
+            cumulative += self.sum(|s| &s.totals.buckets[i]);
             let _ = writeln!(
                 out,
                 "docdb_command_duration_seconds_bucket{{le=\"{}\"}} {cumulative}",
                 *bound as f64 / 1e6
             );
         }
-        let count = self.latency_count.load(Ordering::Relaxed);
-        let sum = self.latency_sum_us.load(Ordering::Relaxed) as f64 / 1e6;
+        let count = self.sum(|s| &s.totals.latency_count);
+        let sum = self.sum(|s| &s.totals.latency_sum_us) as f64 / 1e6;
         let _ = writeln!(
             out,
             "docdb_command_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
@@ -245,5 +288,47 @@ mod tests {
         let all = metrics.latency_histograms();
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].0, "set");
+    }
+
+    #[test]
+    fn counts_from_many_threads_add_up() {
+        // More threads than shards, so that some share one.
+        let threads = SHARDS * 2 + 1;
+        let metrics = Metrics::new(vec!["get", "set"]);
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let metrics = &metrics;
+                scope.spawn(move || {
+                    for _ in 0..100 {
+                        metrics.record(t % 2, Duration::from_micros(30), t == 0);
+                    }
+                });
+            }
+        });
+        let calls = |name: &str| {
+            metrics
+                .commands()
+                .into_iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, c)| c)
+                .expect("ran")
+        };
+        let (gets, sets) = (calls("get"), calls("set"));
+        assert_eq!(gets.calls, 100 * (threads as u64).div_ceil(2));
+        assert_eq!(sets.calls, 100 * (threads as u64 / 2));
+        assert_eq!((gets.errors, sets.errors), (100, 0));
+        assert_eq!(gets.usec, 30 * gets.calls);
+        assert_eq!(metrics.total_commands(), 100 * threads as u64);
+        let histogram = metrics.latency_histogram(1).expect("set ran");
+        assert_eq!(histogram[latency_level(30)], sets.calls);
+        assert_eq!(metrics.latency_histogram(2), None, "no such command");
+        let mut text = String::new();
+        metrics.render_commands(&mut text);
+        let total = 100 * threads;
+        assert!(
+            text.contains(&format!("le=\"0.00005\"}} {total}\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("_count {total}\n")), "{text}");
     }
 }
