@@ -108,6 +108,20 @@ impl DocKey {
         out
     }
 
+    /// The encoding of the DocKey under `prefix` with hash `hash`, one ascending string
+    /// `key` hashed and nothing in range (a Redis key's), written straight from `key`
+    /// without building the DocKey and copying `key` into it.
+    pub fn encode_hashed_string(prefix: TablePrefix, hash: u16, key: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(key.len() + 16);
+        prefix.encode_to(&mut out);
+        KeyEntryValue::UInt16Hash(hash).encode_to(&mut out);
+        out.push(KeyEntryType::String.as_u8());
+        crate::zero_encoding::encode_to(key, &mut out);
+        out.push(KeyEntryType::GroupEnd.as_u8());
+        out.push(KeyEntryType::GroupEnd.as_u8());
+        out
+    }
+
     /// Decodes a DocKey from the front of `input`, returning the rest (subkeys, hybrid time).
     pub fn decode(input: &[u8]) -> Result<(Self, &[u8])> {
         let (prefix, rest) = TablePrefix::decode(input)?;
@@ -631,6 +645,22 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A hashed string key written straight is the DocKey's own encoding.
+        #[test]
+        fn hashed_string_encodes_as_the_doc_key(
+            key in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..24),
+            hash: u16,
+            colocation in proptest::option::of(proptest::prelude::any::<u32>()),
+        ) {
+            let prefix = colocation.map_or(TablePrefix::None, TablePrefix::ColocationId);
+            let doc_key = DocKey::with_hash(hash, vec![KeyEntryValue::string(key.clone())], vec![])
+                .with_prefix(prefix);
+            proptest::prop_assert_eq!(
+                DocKey::encode_hashed_string(prefix, hash, &key),
+                doc_key.encode()
+            );
+        }
+
         /// decode(encode(x)) == x for DocKeys and SubDocKeys, and the borrowed view agrees.
         #[test]
         fn sub_doc_key_roundtrip(key in any_sub_doc_key()) {

@@ -882,15 +882,11 @@ fn lookup_db(catalog: &BTreeMap<String, DbId>, name: &str) -> Option<DbId> {
 /// The encoded DocKey of Redis key `key` in database `db`: its cluster slot as the hash, the
 /// key as the one hashed component, and database `db`'s colocation id unless it is 0.
 pub fn redis_doc_key(db: DbId, key: &[u8]) -> Vec<u8> {
-    let mut doc_key = DocKey::with_hash(
-        redis_hash_slot(key),
-        vec![KeyEntryValue::string(key)],
-        Vec::new(),
-    );
-    if db != 0 {
-        doc_key = doc_key.with_prefix(TablePrefix::ColocationId(db));
-    }
-    doc_key.encode()
+    let prefix = match db {
+        0 => TablePrefix::None,
+        db => TablePrefix::ColocationId(db),
+    };
+    DocKey::encode_hashed_string(prefix, redis_hash_slot(key), key)
 }
 
 /// The Redis key name inside an encoded Redis DocKey.
