@@ -3,8 +3,9 @@
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use dockv::doc_key::{DocKey, SubDocKey, format_key};
@@ -31,6 +32,7 @@ use crate::recent_writes::{LogPlace, RecentWrites};
 use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
 use crate::saved_spans::SavedSpans;
+use crate::staged::{Staged, StagedWrite};
 use crate::subdoc::SubDocument;
 use crate::sweep::{DEADLINE_CHECK_EVERY, DeletedQueue, Probed, SweepStats};
 use crate::unflushed::UnflushedWrites;
@@ -435,6 +437,12 @@ pub struct DocDb<E: Engine> {
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
     /// when it ends; its reads see them through [`Layered`] iterators.
     pending: Mutex<Pending>,
+    /// The write staged to land on another thread, if any (see [`crate::staged`]).
+    stage: Mutex<Option<Arc<StagedWrite>>>,
+    /// Signalled when the staged write has landed.
+    stage_landed: Condvar,
+    /// The hybrid time of the staged write, or [`NO_WRITE`].
+    staged_at: AtomicU64,
 }
 
 /// Whether `engine` holds any document record.
@@ -621,17 +629,36 @@ impl Drop for SpanWalk<'_> {
 struct Pending {
     /// The pairs (puts only) in commit order.
     pairs: WriteBatch,
-    /// The first `indexed` pairs by key, for reads; brought up to date when a read asks, so that
-    /// writes that read nothing (a pipeline of SETs) never pay for it.
+    /// The first `indexed` pairs by key (over `under`'s), for reads; brought up to date when
+    /// a read asks, so that writes that read nothing (a pipeline of SETs) never pay for it.
     index: Arc<Overlay>,
     indexed: usize,
+    /// The staged write this `write_now` began over, until it has landed: its pairs are read
+    /// under this one's.
+    under: Option<Arc<StagedWrite>>,
+    /// Whether `index` holds `under`'s pairs yet.
+    seeded: bool,
+    /// The first number in the log of recent writes this `write_now`'s batches may have.
+    log_from: u64,
 }
 
 impl Pending {
+    /// The pairs of a `write_now` beginning over `under`, numbered from `log_from`.
+    fn beginning(under: Option<Arc<StagedWrite>>, log_from: u64) -> Self {
+        Pending {
+            under,
+            log_from,
+            ..Pending::default()
+        }
+    }
+
     /// The pairs by key, if there are any.
     fn overlay(&mut self) -> Option<Arc<Overlay>> {
-        if self.pairs.is_empty() {
-            return None;
+        if !self.seeded {
+            self.seeded = true;
+            if let Some(under) = &self.under {
+                self.index = under.overlay();
+            }
         }
         if self.indexed < self.pairs.len() {
             let new = self
@@ -646,7 +673,12 @@ impl Pending {
             Arc::make_mut(&mut self.index).extend(new);
             self.indexed = self.pairs.len();
         }
-        Some(self.index.clone())
+        (!self.index.is_empty()).then(|| self.index.clone())
+    }
+
+    /// Whether it began over a staged write that failed to land.
+    fn under_failed(&self) -> bool {
+        self.under.as_ref().is_some_and(|under| under.failed())
     }
 }
 
@@ -788,13 +820,28 @@ impl<'a, E: Engine> DocView<'a, E> {
     }
 }
 
-/// Discards a `write_now`'s pending writes that did not land (it failed or panicked).
-struct Unlanded<'a, E: Engine>(&'a DocDb<E>);
+/// Discards a `write_now`'s pending writes that did not land (it failed or panicked),
+/// unless they were staged.
+struct Unlanded<'a, E: Engine> {
+    db: &'a DocDb<E>,
+    staged: bool,
+}
 
 impl<E: Engine> Drop for Unlanded<'_, E> {
     fn drop(&mut self) {
-        self.0.discard_pending();
+        if !self.staged {
+            self.db.discard_pending();
+        }
     }
+}
+
+/// What a `write_now` holds from taking its time until it ends, in drop order.
+struct Writing<'a, E: Engine> {
+    unlanded: Unlanded<'a, E>,
+    _here: WritingHere,
+    _in_flight: InFlight<'a>,
+    _writer: MutexGuard<'a, ()>,
+    ht: HybridTime,
 }
 
 /// Resets the in-flight marker even if the write closure panics.
@@ -876,6 +923,9 @@ impl<E: Engine> DocDb<E> {
             ceiling: Mutex::new(()),
             ceiling_now: AtomicU64::new(ceiling.0),
             pending: Mutex::new(Pending::default()),
+            stage: Mutex::new(None),
+            stage_landed: Condvar::new(),
+            staged_at: AtomicU64::new(NO_WRITE),
         };
         db.sync_policy();
         if let Some(saved) = saved_spans {
@@ -1022,8 +1072,11 @@ impl<E: Engine> DocDb<E> {
     ) -> DocView<'a, E> {
         // A `write_now` that ended since `commits_before` was taken counted its landing.
         let may_keep = match self.own_write_time() {
-            Some(own) => own == opts.read_ht,
-            None => self.in_flight.load(Ordering::SeqCst) == NO_WRITE,
+            Some(own) => own == opts.read_ht && !self.lock_pending().under_failed(),
+            None => {
+                self.in_flight.load(Ordering::SeqCst) == NO_WRITE
+                    && self.staged_at.load(Ordering::SeqCst) == NO_WRITE
+            }
         };
         DocView {
             iter,
@@ -1480,20 +1533,63 @@ impl<E: Engine> DocDb<E> {
         if let Some(ht) = self.own_write_time() {
             return write(ht);
         }
-        let _writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let writing = self.begin_write();
+        let result = write(writing.ht)?;
+        self.land_pending()?;
+        Ok(result)
+    }
+
+    /// [`Self::write_now`], except that the batches `write` committed are not written when it
+    /// returns but staged: the returned [`Staged`] writes them, on any thread, while the next
+    /// `write_now` runs (see [`crate::staged`]). Until it lands, reads at or after its time
+    /// wait for it, and the next `write_now` reads its pairs as if they had landed, then
+    /// waits for it before it lands itself. `None`: nothing was committed.
+    ///
+    /// A server's writer thread stages each group of commands and lands it on a second
+    /// thread, which then sends the group's replies.
+    pub fn write_now_staged<R>(
+        &self,
+        write: impl FnOnce(HybridTime) -> Result<R>,
+    ) -> Result<(R, Option<Staged<'_, E>>)> {
+        if self.own_write_time().is_some() {
+            return Err(Error::InvalidArgument(
+                "write_now_staged inside write_now".into(),
+            ));
+        }
+        let mut writing = self.begin_write();
+        let result = write(writing.ht)?;
+        let staged = self.stage_pending(writing.ht)?;
+        writing.unlanded.staged = staged.is_some();
+        Ok((result, staged))
+    }
+
+    /// Takes the writer lock and a fresh hybrid time for a `write_now`.
+    fn begin_write(&self) -> Writing<'_, E> {
+        let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         // Announce before taking the time: a reader that takes a later time then waits.
         self.in_flight.store(TAKING_TIME, Ordering::SeqCst);
-        let _in_flight = InFlight(&self.in_flight);
+        let in_flight = InFlight(&self.in_flight);
         let ht = self.clock.now();
         // Its records wait in memory until it ends: in no file, like the memtable's.
         self.policy.unflushed.note(ht);
         self.next_write_id.store(0, Ordering::SeqCst);
+        let under = self.lock_stage().clone();
+        *self.lock_pending() = Pending::beginning(under, self.recent.next_number());
         self.in_flight.store(ht.0, Ordering::SeqCst);
-        let _here = WritingHere::enter(self.identity());
-        let _unlanded = Unlanded(self);
-        let result = write(ht)?;
-        self.land_pending()?;
-        Ok(result)
+        Writing {
+            _writer: writer,
+            _in_flight: in_flight,
+            _here: WritingHere::enter(self.identity()),
+            unlanded: Unlanded {
+                db: self,
+                staged: false,
+            },
+            ht,
+        }
+    }
+
+    fn lock_stage(&self) -> MutexGuard<'_, Option<Arc<StagedWrite>>> {
+        self.stage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Inside [`Self::write_now`]: writes the batches it committed so far to the engine now,
@@ -1503,43 +1599,99 @@ impl<E: Engine> DocDb<E> {
         let Some(ht) = self.own_write_time() else {
             return Ok(());
         };
-        let pairs = std::mem::take(&mut *self.lock_pending()).pairs;
+        self.await_staged()?;
+        let (pairs, log_from) = {
+            let mut pending = self.lock_pending();
+            let log_from = pending.log_from;
+            let pairs = std::mem::replace(&mut *pending, Pending::beginning(None, log_from)).pairs;
+            (pairs, log_from)
+        };
         if pairs.is_empty() {
             return Ok(());
         }
-        // In key order, RocksDB inserts each pair next to the previous one where they are
-        // close (a collection's elements, its counter): its skiplist then reuses the last
-        // insert's position instead of searching from the top. Of pairs on one key (the
-        // list-index counter every push rewrites), only the last committed is written: the
-        // sort is stable, and the dedup runs backwards to keep it.
-        let mut ops: Vec<WriteOp<'_>> = pairs.iter().collect();
-        ops.sort_by(|a, b| a.key().cmp(b.key()));
-        ops.reverse();
-        ops.dedup_by(|later, kept| later.key() == kept.key());
-        ops.reverse();
-        let mut batch = WriteBatch::with_capacity_bytes(ops.len() + 1, pairs.approximate_size());
-        for op in ops {
-            if let WriteOp::Put(key, value) = op {
-                batch.put(key, value);
-            }
-        }
-        let written = self.write_with_ceiling(batch, ht);
-        self.landed_deferred(written)?;
+        let written = self.write_with_ceiling(landing_batch(&pairs), ht);
+        self.landed_deferred(written, log_from..u64::MAX)?;
         self.clock.update(ht);
         Ok(())
+    }
+
+    /// Waits for the staged write to land. Fails if the present `write_now` began over it
+    /// and it failed: what it read was never stored.
+    fn await_staged(&self) -> Result<()> {
+        let mut stage = self.lock_stage();
+        while stage.is_some() {
+            stage = self
+                .stage_landed
+                .wait(stage)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        drop(stage);
+        let under = self.lock_pending().under.take();
+        if under.is_some_and(|under| under.failed()) {
+            return Err(Error::Engine(engine::Error::Engine(
+                "an earlier write this one read failed to land".into(),
+            )));
+        }
+        Ok(())
+    }
+
+    /// Ends a [`Self::write_now_staged`]: stages what it committed, once the write staged
+    /// before it has landed.
+    fn stage_pending(&self, ht: HybridTime) -> Result<Option<Staged<'_, E>>> {
+        self.await_staged()?;
+        let mut pending = self.lock_pending();
+        if pending.pairs.is_empty() {
+            return Ok(None);
+        }
+        let log_from = pending.log_from;
+        let pairs = std::mem::take(&mut *pending).pairs;
+        drop(pending);
+        let log = log_from..self.recent.next_number();
+        let write = Arc::new(StagedWrite::new(pairs, ht, log));
+        // Before the in-flight marker clears: readers go on waiting for these pairs.
+        self.staged_at.store(ht.0, Ordering::SeqCst);
+        *self.lock_stage() = Some(write.clone());
+        Ok(Some(Staged::new(self, write)))
+    }
+
+    /// Writes a staged write's pairs to the engine (see [`Staged::land`]).
+    pub(crate) fn land_staged(&self, write: &StagedWrite) -> Result<()> {
+        let written = self.write_with_ceiling(landing_batch(&write.pairs), write.ht);
+        self.finish_staged(write, written)
+    }
+
+    /// Settles a staged write that landed or failed, and lets waiting reads and writes go on.
+    pub(crate) fn finish_staged(
+        &self,
+        write: &StagedWrite,
+        written: engine::Result<()>,
+    ) -> Result<()> {
+        if written.is_err() {
+            // Before the root cache is cleared: a `write_now` reading over it keeps nothing.
+            write.mark_failed();
+        }
+        let landed = self.landed_deferred(written, write.log.clone());
+        if landed.is_ok() {
+            self.clock.update(write.ht);
+        }
+        *self.lock_stage() = None;
+        self.staged_at.store(NO_WRITE, Ordering::SeqCst);
+        self.stage_landed.notify_all();
+        landed
     }
 
     /// Drops the pending writes of a `write_now` that failed (and what the root cache
     /// learned from them).
     fn discard_pending(&self) {
         let mut pending = self.lock_pending();
+        let log_from = pending.log_from;
         if !pending.pairs.is_empty() {
-            *pending = Pending::default();
             self.roots.clear();
         }
+        *pending = Pending::default();
         drop(pending);
         // Whether they landed, were dropped, or the engine panicked on them.
-        self.recent.landed_deferred();
+        self.recent.landed_deferred(log_from..u64::MAX);
     }
 
     /// Whether this thread is inside [`Self::write_now`] (whose writes have not landed yet).
@@ -1579,8 +1731,13 @@ impl<E: Engine> DocDb<E> {
         let now = self.clock.now();
         let mut spins = 0u32;
         loop {
+            // In this order: a write that stages its pairs marks them before it clears the
+            // in-flight marker.
             let in_flight = self.in_flight.load(Ordering::SeqCst);
-            if in_flight == NO_WRITE || (in_flight != TAKING_TIME && in_flight > now.0) {
+            let staged = self.staged_at.load(Ordering::SeqCst);
+            let write_done =
+                in_flight == NO_WRITE || (in_flight != TAKING_TIME && in_flight > now.0);
+            if write_done && (staged == NO_WRITE || staged > now.0) {
                 return now;
             }
             // Usually the write lands within microseconds; a synced one may take a disk flush.
@@ -1862,13 +2019,35 @@ impl<E: Engine> DocDb<E> {
         written
     }
 
-    /// Tells the root cache and the log whether the batches `write_now` committed reached
-    /// the engine.
-    fn landed_deferred(&self, written: engine::Result<()>) -> Result<()> {
+    /// Tells the root cache and the log whether the batches a `write_now` committed
+    /// (numbered in `numbers` in the log) reached the engine.
+    fn landed_deferred(&self, written: engine::Result<()>, numbers: Range<u64>) -> Result<()> {
         self.roots.finished(false, written.is_ok());
-        self.recent.landed_deferred();
+        self.recent.landed_deferred(numbers);
         Ok(written?)
     }
+}
+
+/// A `write_now`'s pairs as the engine batch that lands them.
+///
+/// In key order, RocksDB inserts each pair next to the previous one where they are close (a
+/// collection's elements, its counter): its skiplist then reuses the last insert's position
+/// instead of searching from the top. Of pairs on one key (the list-index counter every
+/// push rewrites), only the last committed is written: the sort is stable, and the dedup
+/// runs backwards to keep it.
+fn landing_batch(pairs: &WriteBatch) -> WriteBatch {
+    let mut ops: Vec<WriteOp<'_>> = pairs.iter().collect();
+    ops.sort_by(|a, b| a.key().cmp(b.key()));
+    ops.reverse();
+    ops.dedup_by(|later, kept| later.key() == kept.key());
+    ops.reverse();
+    let mut batch = WriteBatch::with_capacity_bytes(ops.len() + 1, pairs.approximate_size());
+    for op in ops {
+        if let WriteOp::Put(key, value) = op {
+            batch.put(key, value);
+        }
+    }
+    batch
 }
 
 /// Options of the iterators views and point reads use: unbounded, each read narrowing it

@@ -18,6 +18,7 @@
 //! next scan learns again).
 
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 
 use dockv::HybridTime;
@@ -240,11 +241,19 @@ impl RecentWrites {
         log.settle();
     }
 
-    /// The deferred batches landed, or were discarded (one `write_now` runs at a time).
-    pub(crate) fn landed_deferred(&self) {
+    /// The number the next batch gets.
+    pub(crate) fn next_number(&self) -> u64 {
+        self.lock().next()
+    }
+
+    /// The deferred batches numbered in `numbers` landed, or were discarded: those of one
+    /// `write_now` (they run one at a time, but one may begin while the last one's batches
+    /// are staged to land on another thread).
+    pub(crate) fn landed_deferred(&self, numbers: Range<u64>) {
         let mut log = self.lock();
-        let from = log.settled;
-        for number in from..log.next() {
+        let from = log.settled.max(numbers.start);
+        let to = log.next().min(numbers.end);
+        for number in from..to {
             if let Some(entry) = log.entry(number)
                 && entry.deferred
             {
@@ -369,7 +378,25 @@ mod tests {
         let direct = log.applied(&BatchDocs::of(&batch([3])), HybridTime(4), false);
         log.landed(direct);
         assert_eq!(log.held(), 3);
-        log.landed_deferred();
+        log.landed_deferred(0..u64::MAX);
+        assert_eq!(log.held(), 0);
+    }
+
+    #[test]
+    fn a_staged_write_lands_apart_from_the_next() {
+        let log = RecentWrites::new(HybridTime(0));
+        let staged_from = log.next_number();
+        log.applied(&BatchDocs::of(&batch([1])), HybridTime(5), true);
+        let next_from = log.next_number();
+        // The next `write_now` commits while the staged one is still landing.
+        log.applied(&BatchDocs::of(&batch([2])), HybridTime(6), true);
+        let place = log.begin(HybridTime(9)).expect("begins");
+        log.abandon(place);
+        log.landed_deferred(staged_from..next_from);
+        // The next write's batch is not landed: a scan beginning now still cuts it out.
+        let place = log.begin(HybridTime(9)).expect("begins");
+        assert_eq!(cuts(&log, place), Some(vec![(doc(2), doc(2))]));
+        log.landed_deferred(next_from..u64::MAX);
         assert_eq!(log.held(), 0);
     }
 

@@ -202,3 +202,122 @@ fn a_failed_or_panicking_write_now_writes_nothing() {
     let seen = read(&db, ht).map(|d| d.to_one_line());
     assert_eq!(seen.as_deref(), Some(r#"{"c": "3"}"#));
 }
+
+/// The document as a read at `db.safe_time()` sees it, on one line.
+fn read_now(db: &DocDb<MemEngine>) -> Option<String> {
+    read(db, db.safe_time()).map(|d| d.to_one_line())
+}
+
+/// How long a thread is given to show that it is waiting.
+const STILL_WAITING: std::time::Duration = std::time::Duration::from_millis(200);
+
+#[test]
+fn a_staged_write_holds_reads_back_until_it_lands() {
+    let db = open();
+    let ((), staged) = db
+        .write_now_staged(|_| {
+            nested_write(&db, &field("a"), Some("1"));
+            Ok(())
+        })
+        .expect("staged write");
+    let staged = staged.expect("something to land");
+    assert_eq!(engine_pairs(&db), 0, "staged, not written");
+    std::thread::scope(|scope| {
+        let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+        let db = &db;
+        scope.spawn(move || seen_tx.send(read_now(db)).expect("send"));
+        assert!(
+            seen_rx.recv_timeout(STILL_WAITING).is_err(),
+            "a read now waits for the staged write"
+        );
+        staged.land().expect("land");
+        let seen = seen_rx.recv().expect("read after landing");
+        assert_eq!(seen.as_deref(), Some(r#"{"a": "1"}"#));
+    });
+    assert_eq!(engine_pairs(&db), 1);
+}
+
+#[test]
+fn the_next_write_reads_a_staged_write_and_lands_after_it() {
+    let db = open();
+    let ((), staged) = db
+        .write_now_staged(|_| {
+            nested_write(&db, &field("a"), Some("1"));
+            Ok(())
+        })
+        .expect("staged write");
+    let staged = staged.expect("something to land");
+    let first_time = staged.time();
+    let writes_before = engine_writes(&db);
+    std::thread::scope(|scope| {
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let lander = scope.spawn(move || {
+            go_rx.recv().expect("go");
+            staged.land()
+        });
+        let next_time = db
+            .write_now(|ht| {
+                let seen = read(&db, ht).map(|d| d.to_one_line());
+                assert_eq!(seen.as_deref(), Some(r#"{"a": "1"}"#), "read over it");
+                nested_write(&db, &field("b"), Some("2"));
+                go_tx.send(()).expect("go");
+                Ok(ht)
+            })
+            .expect("next write");
+        // It returned, so the staged write had landed before it: one engine write each.
+        assert!(next_time > first_time);
+        lander.join().expect("lander").expect("landed");
+    });
+    assert_eq!(engine_writes(&db), writes_before + 2);
+    assert_eq!(engine_pairs(&db), 2);
+    assert_eq!(read_now(&db).as_deref(), Some(r#"{"a": "1", "b": "2"}"#));
+}
+
+#[test]
+fn a_write_over_a_staged_write_that_failed_fails_too() {
+    let db = open();
+    nested_write(&db, &field("kept"), Some("0"));
+    let ((), staged) = db
+        .write_now_staged(|_| {
+            nested_write(&db, &field("a"), Some("1"));
+            Ok(())
+        })
+        .expect("staged write");
+    let staged = staged.expect("something to land");
+    let failed = std::thread::scope(|scope| {
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        // A landing thread that panics drops its staged write: it counts as failed.
+        scope.spawn(move || {
+            go_rx.recv().expect("go");
+            drop(staged);
+        });
+        db.write_now(|ht| {
+            let seen = read(&db, ht).map(|d| d.to_one_line());
+            assert_eq!(seen.as_deref(), Some(r#"{"a": "1", "kept": "0"}"#));
+            go_tx.send(()).expect("go");
+            // Read again once it may have failed: nothing it shows may be kept.
+            read(&db, ht);
+            nested_write(&db, &field("b"), Some("2"));
+            Ok(())
+        })
+    });
+    let error = failed.expect_err("it read a write that never landed");
+    assert!(error.to_string().contains("failed to land"), "{error}");
+    assert_eq!(engine_pairs(&db), 1, "only the first write's record");
+    assert_eq!(read_now(&db).as_deref(), Some(r#"{"kept": "0"}"#));
+    // Writing goes on.
+    nested_write(&db, &field("c"), Some("3"));
+    assert_eq!(read_now(&db).as_deref(), Some(r#"{"c": "3", "kept": "0"}"#));
+}
+
+#[test]
+fn a_write_with_nothing_to_land_stages_nothing() {
+    let db = open();
+    let (value, staged) = db
+        .write_now_staged(|ht| Ok(read(&db, ht).is_none()))
+        .expect("write");
+    assert!(value);
+    assert!(staged.is_none());
+    let nested = db.write_now(|_| db.write_now_staged(|_| Ok(())).map(|_| ()));
+    assert!(nested.is_err(), "staging inside write_now is refused");
+}

@@ -23,6 +23,7 @@ use crate::lanes::{Lanes, PipelineWatch, Turn, pipelined_runtime};
 use crate::pubsub::Subscriber;
 use crate::session::Session;
 use crate::store::IterSlot;
+use docdb::Staged;
 
 /// Bytes of free buffer space kept before each socket read.
 const READ_CHUNK: usize = 16 * 1024;
@@ -164,43 +165,123 @@ fn start_writer<E: Engine + 'static>(
 }
 
 /// Runs queued write runs until every [`Writer`] is dropped. The runs waiting when it looks
-/// are landed as one `write_now`: one hybrid time, one engine write and one WAL record for
+/// are run as one `write_now`: one hybrid time, one engine write and one WAL record for
 /// many connections, each run reading what the earlier ones wrote; and since this thread
 /// is the only one writing then, no connection's worker waits for the writer lock.
+///
+/// Each group's writes are staged, and a second thread lands them and sends the group's
+/// replies while this one runs the next group over them (see `docdb::staged`): the engine's
+/// write, most of a group's time for blind writes, then runs on the other core.
 fn write_loop<E: Engine>(core: &Core<E>, jobs: &std_mpsc::Receiver<WriteJob>) {
-    while let Ok(first) = jobs.recv() {
-        let mut requests = first.run.requests.len();
-        let mut group = vec![first];
-        while requests < MAX_GROUP {
-            let Ok(job) = jobs.try_recv() else { break };
-            requests += job.run.requests.len();
-            group.push(job);
+    std::thread::scope(|scope| {
+        let (to_lander, landings) = std_mpsc::channel::<Landing<'_, E>>();
+        let lander = std::thread::Builder::new()
+            .name("docdb-lander".into())
+            .spawn_scoped(scope, move || land_loop(core, &landings));
+        if let Err(e) = &lander {
+            tracing::warn!(error = %e, "no landing thread; the writer lands its own writes");
         }
-        // A panicking command drops its group's replies (those connections close), as a
-        // panic in a connection's own task would; the writer goes on.
-        let ran =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_group(core, &mut group)));
-        let Ok(replies) = ran else {
+        let to_lander = lander.is_ok().then_some(to_lander);
+        while let Ok(first) = jobs.recv() {
+            let mut requests = first.run.requests.len();
+            let mut group = vec![first];
+            while requests < MAX_GROUP {
+                let Ok(job) = jobs.try_recv() else { break };
+                requests += job.run.requests.len();
+                group.push(job);
+            }
+            // A panicking command drops its group's replies (those connections close), as a
+            // panic in a connection's own task would; the writer goes on.
+            let staging = to_lander.is_some();
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_group(core, &mut group, staging)
+            }));
+            let Ok((replies, staged)) = ran else {
+                tracing::error!(
+                    runs = group.len(),
+                    "a write run panicked; closing its connections"
+                );
+                continue;
+            };
+            let landing = Landing {
+                staged,
+                group,
+                replies,
+            };
+            match &to_lander {
+                Some(to_lander) if landing.staged.is_some() => {
+                    if let Err(unsent) = to_lander.send(landing) {
+                        finish_landing(core, unsent.0);
+                    }
+                }
+                _ => finish_landing(core, landing),
+            }
+        }
+    });
+}
+
+/// A group of write runs whose writes are staged, with the replies to send once they land.
+struct Landing<'a, E: Engine> {
+    staged: Option<Staged<'a, E>>,
+    group: Vec<WriteJob>,
+    replies: Vec<Vec<Frame>>,
+}
+
+/// Lands each group the writer staged and sends its replies, until the writer stops.
+fn land_loop<'a, E: Engine>(core: &'a Core<E>, landings: &std_mpsc::Receiver<Landing<'a, E>>) {
+    while let Ok(landing) = landings.recv() {
+        let runs = landing.group.len();
+        let landed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            finish_landing(core, landing);
+        }));
+        if landed.is_err() {
             tracing::error!(
-                runs = group.len(),
-                "a write run panicked; closing its connections"
+                runs,
+                "landing a write group panicked; closing its connections"
             );
-            continue;
-        };
-        // Counted once the group's batch is in the log buffer (see `Core::commit_wal`).
-        let last_write = core.count_write();
-        for (mut job, replies) in group.into_iter().zip(replies) {
-            job.run.session.last_write = last_write;
-            let _ = job.done.send((job.run, replies));
         }
     }
 }
 
-/// Runs a group of write runs in one `write_now`; their replies, run by run.
-fn run_group<E: Engine>(core: &Core<E>, group: &mut [WriteJob]) -> Vec<Vec<Frame>> {
+/// Lands a group's staged writes, if any, and sends its replies (each request answers the
+/// error instead if the landing failed).
+fn finish_landing<E: Engine>(core: &Core<E>, landing: Landing<'_, E>) {
+    let Landing {
+        staged,
+        group,
+        mut replies,
+    } = landing;
+    if let Some(staged) = staged
+        && let Err(e) = core.store.land(staged)
+    {
+        replies = error_replies(&group, &e.to_frame());
+    }
+    // Counted once the group's batch is in the log buffer (see `Core::commit_wal`).
+    let last_write = core.count_write();
+    for (mut job, replies) in group.into_iter().zip(replies) {
+        job.run.session.last_write = last_write;
+        let _ = job.done.send((job.run, replies));
+    }
+}
+
+/// `error` as the reply to every request of `group`.
+fn error_replies(group: &[WriteJob], error: &Frame) -> Vec<Vec<Frame>> {
+    group
+        .iter()
+        .map(|job| vec![error.clone(); job.run.requests.len()])
+        .collect()
+}
+
+/// Runs a group of write runs in one `write_now`; their replies, run by run, and the
+/// group's writes if `staging` and there are any (otherwise they have landed).
+fn run_group<'a, E: Engine>(
+    core: &'a Core<E>,
+    group: &mut [WriteJob],
+    staging: bool,
+) -> (Vec<Vec<Frame>>, Option<Staged<'a, E>>) {
     let iters = IterSlot::new();
     let mut replies = Vec::with_capacity(group.len());
-    let written = core.store.write_together(|_| {
+    let run_all = |_| {
         for job in group.iter_mut() {
             let run = &mut job.run;
             replies.push(execute_write_run(
@@ -210,14 +291,16 @@ fn run_group<E: Engine>(core: &Core<E>, group: &mut [WriteJob]) -> Vec<Vec<Frame
                 &iters,
             ));
         }
-    });
+    };
+    let written = if staging {
+        core.store.write_together_staged(run_all)
+    } else {
+        core.store.write_together(run_all).map(|()| ((), None))
+    };
     match written {
-        Ok(()) => replies,
+        Ok(((), staged)) => (replies, staged),
         // Nothing of the group is stored: every request in it answers the error.
-        Err(e) => group
-            .iter()
-            .map(|job| vec![e.to_frame(); job.run.requests.len()])
-            .collect(),
+        Err(e) => (error_replies(group, &e.to_frame()), None),
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use docdb::reader::ChildRange;
-use docdb::{DocDb, DocView, DocWriteBatch, ReadOptions, SubDocument, VisibleRecord};
+use docdb::{DocDb, DocView, DocWriteBatch, ReadOptions, Staged, SubDocument, VisibleRecord};
 use dockv::doc_key::{DocKey, TablePrefix};
 use dockv::hash::redis_hash_slot;
 use dockv::value::{PrimitiveValue, Ttl, Value};
@@ -478,6 +478,22 @@ impl<E: Engine> Store<E> {
     pub fn write_together<R>(&self, run: impl FnOnce(HybridTime) -> R) -> CmdResult<R> {
         let written = self.db.write_now(|ht| Ok(run(ht)));
         self.landed(written)
+    }
+
+    /// [`Self::write_together`], staging the writes to land on another thread with
+    /// [`Self::land`] instead of landing them (see `DocDb::write_now_staged`); `None` if
+    /// nothing was written.
+    pub fn write_together_staged<R>(
+        &self,
+        run: impl FnOnce(HybridTime) -> R,
+    ) -> CmdResult<(R, Option<Staged<'_, E>>)> {
+        let written = self.db.write_now_staged(|ht| Ok(run(ht)));
+        self.landed(written)
+    }
+
+    /// Lands writes staged by [`Self::write_together_staged`].
+    pub fn land(&self, staged: Staged<'_, E>) -> CmdResult<()> {
+        self.landed(staged.land())
     }
 
     /// `written`, after forgetting what was learned from writes that did not land.
