@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use dockv::doc_key::{DocKey, SubDocKey, format_key};
@@ -32,7 +32,9 @@ use crate::recent_writes::{LogPlace, RecentWrites};
 use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
 use crate::saved_spans::SavedSpans;
-use crate::staged::{Staged, StagedWrite};
+use crate::staged::{
+    NONE_STAGED, StageQueue, Staged, StagedWrite, any_failed, overlay_of, read_a_failure,
+};
 use crate::subdoc::SubDocument;
 use crate::sweep::{DEADLINE_CHECK_EVERY, DeletedQueue, Probed, SweepStats};
 use crate::unflushed::UnflushedWrites;
@@ -437,12 +439,8 @@ pub struct DocDb<E: Engine> {
     /// The pairs the `write_now` in flight committed, written to the engine as one batch
     /// when it ends; its reads see them through [`Layered`] iterators.
     pending: Mutex<Pending>,
-    /// The write staged to land on another thread, if any (see [`crate::staged`]).
-    stage: Mutex<Option<Arc<StagedWrite>>>,
-    /// Signalled when the staged write has landed.
-    stage_landed: Condvar,
-    /// The hybrid time of the staged write, or [`NO_WRITE`].
-    staged_at: AtomicU64,
+    /// The writes staged to land on another thread (see [`crate::staged`]).
+    staged: StageQueue,
 }
 
 /// Whether `engine` holds any document record.
@@ -633,9 +631,9 @@ struct Pending {
     /// a read asks, so that writes that read nothing (a pipeline of SETs) never pay for it.
     index: Arc<Overlay>,
     indexed: usize,
-    /// The staged write this `write_now` began over, until it has landed: its pairs are read
-    /// under this one's.
-    under: Option<Arc<StagedWrite>>,
+    /// The staged writes this `write_now` began over, oldest first, until they have landed:
+    /// their pairs are read under its own.
+    under: Vec<Arc<StagedWrite>>,
     /// Whether `index` holds `under`'s pairs yet.
     seeded: bool,
     /// The first number in the log of recent writes this `write_now`'s batches may have.
@@ -644,7 +642,7 @@ struct Pending {
 
 impl Pending {
     /// The pairs of a `write_now` beginning over `under`, numbered from `log_from`.
-    fn beginning(under: Option<Arc<StagedWrite>>, log_from: u64) -> Self {
+    fn beginning(under: Vec<Arc<StagedWrite>>, log_from: u64) -> Self {
         Pending {
             under,
             log_from,
@@ -656,9 +654,7 @@ impl Pending {
     fn overlay(&mut self) -> Option<Arc<Overlay>> {
         if !self.seeded {
             self.seeded = true;
-            if let Some(under) = &self.under {
-                self.index = under.overlay();
-            }
+            self.index = overlay_of(&self.under);
         }
         if self.indexed < self.pairs.len() {
             let new = self
@@ -678,7 +674,7 @@ impl Pending {
 
     /// Whether it began over a staged write that failed to land.
     fn under_failed(&self) -> bool {
-        self.under.as_ref().is_some_and(|under| under.failed())
+        any_failed(&self.under)
     }
 }
 
@@ -923,9 +919,7 @@ impl<E: Engine> DocDb<E> {
             ceiling: Mutex::new(()),
             ceiling_now: AtomicU64::new(ceiling.0),
             pending: Mutex::new(Pending::default()),
-            stage: Mutex::new(None),
-            stage_landed: Condvar::new(),
-            staged_at: AtomicU64::new(NO_WRITE),
+            staged: StageQueue::default(),
         };
         db.sync_policy();
         if let Some(saved) = saved_spans {
@@ -1075,7 +1069,7 @@ impl<E: Engine> DocDb<E> {
             Some(own) => own == opts.read_ht && !self.lock_pending().under_failed(),
             None => {
                 self.in_flight.load(Ordering::SeqCst) == NO_WRITE
-                    && self.staged_at.load(Ordering::SeqCst) == NO_WRITE
+                    && self.staged.oldest() == NONE_STAGED
             }
         };
         DocView {
@@ -1573,7 +1567,7 @@ impl<E: Engine> DocDb<E> {
         // Its records wait in memory until it ends: in no file, like the memtable's.
         self.policy.unflushed.note(ht);
         self.next_write_id.store(0, Ordering::SeqCst);
-        let under = self.lock_stage().clone();
+        let under = self.staged.snapshot();
         *self.lock_pending() = Pending::beginning(under, self.recent.next_number());
         self.in_flight.store(ht.0, Ordering::SeqCst);
         Writing {
@@ -1588,10 +1582,6 @@ impl<E: Engine> DocDb<E> {
         }
     }
 
-    fn lock_stage(&self) -> MutexGuard<'_, Option<Arc<StagedWrite>>> {
-        self.stage.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Inside [`Self::write_now`]: writes the batches it committed so far to the engine now,
     /// in one write, rather than when it ends (for what may only follow their landing, such
     /// as a reply handed to another connection). Outside: does nothing.
@@ -1603,7 +1593,8 @@ impl<E: Engine> DocDb<E> {
         let (pairs, log_from) = {
             let mut pending = self.lock_pending();
             let log_from = pending.log_from;
-            let pairs = std::mem::replace(&mut *pending, Pending::beginning(None, log_from)).pairs;
+            let pairs =
+                std::mem::replace(&mut *pending, Pending::beginning(Vec::new(), log_from)).pairs;
             (pairs, log_from)
         };
         if pairs.is_empty() {
@@ -1615,69 +1606,69 @@ impl<E: Engine> DocDb<E> {
         Ok(())
     }
 
-    /// Waits for the staged write to land. Fails if the present `write_now` began over it
-    /// and it failed: what it read was never stored.
+    /// Waits for every staged write to land. Fails if the present `write_now` began over one
+    /// that failed: what it read was never stored.
     fn await_staged(&self) -> Result<()> {
-        let mut stage = self.lock_stage();
-        while stage.is_some() {
-            stage = self
-                .stage_landed
-                .wait(stage)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-        drop(stage);
-        let under = self.lock_pending().under.take();
-        if under.is_some_and(|under| under.failed()) {
-            return Err(Error::Engine(engine::Error::Engine(
-                "an earlier write this one read failed to land".into(),
-            )));
+        self.staged.wait_empty();
+        let under = std::mem::take(&mut self.lock_pending().under);
+        if any_failed(&under) {
+            return Err(read_a_failure());
         }
         Ok(())
     }
 
-    /// Ends a [`Self::write_now_staged`]: stages what it committed, once the write staged
-    /// before it has landed.
+    /// Ends a [`Self::write_now_staged`]: stages what it committed (waiting while
+    /// [`crate::staged::MAX_STAGED`] writes wait to land).
     fn stage_pending(&self, ht: HybridTime) -> Result<Option<Staged<'_, E>>> {
-        self.await_staged()?;
         let mut pending = self.lock_pending();
-        if pending.pairs.is_empty() {
+        if pending.under_failed() {
+            return Err(read_a_failure());
+        }
+        if pending.pairs.is_empty() && pending.under.is_empty() {
             return Ok(None);
         }
-        let log_from = pending.log_from;
-        let pairs = std::mem::take(&mut *pending).pairs;
+        // With no pairs but over staged writes, it is staged all the same: what it read
+        // must land before its caller answers from it.
+        let taken = std::mem::take(&mut *pending);
         drop(pending);
-        let log = log_from..self.recent.next_number();
-        let write = Arc::new(StagedWrite::new(pairs, ht, log));
+        let log = taken.log_from..self.recent.next_number();
+        let write = Arc::new(StagedWrite::new(taken.pairs, ht, log, &taken.under));
         // Before the in-flight marker clears: readers go on waiting for these pairs.
-        self.staged_at.store(ht.0, Ordering::SeqCst);
-        *self.lock_stage() = Some(write.clone());
+        self.staged.push(write.clone());
         Ok(Some(Staged::new(self, write)))
     }
 
-    /// Writes a staged write's pairs to the engine (see [`Staged::land`]).
-    pub(crate) fn land_staged(&self, write: &StagedWrite) -> Result<()> {
-        let written = self.write_with_ceiling(landing_batch(&write.pairs), write.ht);
+    /// Writes a staged write's pairs to the engine in its turn (see [`Staged::land`]).
+    pub(crate) fn land_staged(&self, write: &Arc<StagedWrite>) -> Result<()> {
+        self.staged.wait_turn(write);
+        let written = if write.read_a_failure() {
+            Err(read_a_failure())
+        } else if write.pairs.is_empty() {
+            Ok(())
+        } else {
+            self.write_with_ceiling(landing_batch(&write.pairs), write.ht)
+                .map_err(Error::from)
+        };
         self.finish_staged(write, written)
     }
 
     /// Settles a staged write that landed or failed, and lets waiting reads and writes go on.
     pub(crate) fn finish_staged(
         &self,
-        write: &StagedWrite,
-        written: engine::Result<()>,
+        write: &Arc<StagedWrite>,
+        written: Result<()>,
     ) -> Result<()> {
         if written.is_err() {
             // Before the root cache is cleared: a `write_now` reading over it keeps nothing.
             write.mark_failed();
         }
-        let landed = self.landed_deferred(written, write.log.clone());
-        if landed.is_ok() {
+        self.roots.finished(false, written.is_ok());
+        self.recent.landed_deferred(write.log.clone());
+        if written.is_ok() {
             self.clock.update(write.ht);
         }
-        *self.lock_stage() = None;
-        self.staged_at.store(NO_WRITE, Ordering::SeqCst);
-        self.stage_landed.notify_all();
-        landed
+        self.staged.remove(write);
+        written
     }
 
     /// Drops the pending writes of a `write_now` that failed (and what the root cache
@@ -1734,10 +1725,10 @@ impl<E: Engine> DocDb<E> {
             // In this order: a write that stages its pairs marks them before it clears the
             // in-flight marker.
             let in_flight = self.in_flight.load(Ordering::SeqCst);
-            let staged = self.staged_at.load(Ordering::SeqCst);
+            let staged = self.staged.oldest();
             let write_done =
                 in_flight == NO_WRITE || (in_flight != TAKING_TIME && in_flight > now.0);
-            if write_done && (staged == NO_WRITE || staged > now.0) {
+            if write_done && (staged == NONE_STAGED || staged > now.0) {
                 return now;
             }
             // Usually the write lands within microseconds; a synced one may take a disk flush.

@@ -321,3 +321,66 @@ fn a_write_with_nothing_to_land_stages_nothing() {
     let nested = db.write_now(|_| db.write_now_staged(|_| Ok(())).map(|_| ()));
     assert!(nested.is_err(), "staging inside write_now is refused");
 }
+
+/// Stages one `write_now` writing `value` at `path`.
+fn staged_write<'a>(
+    db: &'a DocDb<MemEngine>,
+    path: &SubDocKey,
+    value: &str,
+) -> docdb::Staged<'a, MemEngine> {
+    let ((), staged) = db
+        .write_now_staged(|_| {
+            nested_write(db, path, Some(value));
+            Ok(())
+        })
+        .expect("staged write");
+    staged.expect("something to land")
+}
+
+#[test]
+fn staged_writes_land_in_their_order_and_the_next_reads_them_all() {
+    let db = open();
+    let first = staged_write(&db, &field("a"), "1");
+    let second = staged_write(&db, &field("b"), "2");
+    assert!(second.time() > first.time());
+    std::thread::scope(|scope| {
+        // Landed out of order, the second waits for the first's turn.
+        let second = scope.spawn(move || second.land());
+        std::thread::sleep(STILL_WAITING);
+        assert_eq!(engine_pairs(&db), 0, "the second waits for the first");
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let first = scope.spawn(move || {
+            go_rx.recv().expect("go");
+            first.land()
+        });
+        db.write_now(|ht| {
+            let seen = read(&db, ht).map(|d| d.to_one_line());
+            assert_eq!(seen.as_deref(), Some(r#"{"a": "1", "b": "2"}"#));
+            nested_write(&db, &field("c"), Some("3"));
+            go_tx.send(()).expect("go");
+            Ok(())
+        })
+        .expect("third write");
+        first.join().expect("first").expect("first landed");
+        second.join().expect("second").expect("second landed");
+    });
+    assert_eq!(engine_pairs(&db), 3);
+    let seen = read_now(&db);
+    assert_eq!(seen.as_deref(), Some(r#"{"a": "1", "b": "2", "c": "3"}"#));
+}
+
+#[test]
+fn a_failed_staged_write_fails_every_staged_write_that_read_it() {
+    let db = open();
+    let first = staged_write(&db, &field("a"), "1");
+    // Begun over the first: it reads "a".
+    let second = staged_write(&db, &field("b"), "2");
+    drop(first);
+    let error = second.land().expect_err("read a write that never landed");
+    assert!(error.to_string().contains("failed to land"), "{error}");
+    assert_eq!(engine_pairs(&db), 0);
+    assert_eq!(read_now(&db), None);
+    // Writes begun after the failures land.
+    staged_write(&db, &field("c"), "3").land().expect("lands");
+    assert_eq!(read_now(&db).as_deref(), Some(r#"{"c": "3"}"#));
+}
