@@ -217,13 +217,7 @@ const STILL_WAITING: std::time::Duration = std::time::Duration::from_millis(200)
 #[test]
 fn a_staged_write_holds_reads_back_until_it_lands() {
     let db = open();
-    let ((), staged) = db
-        .write_now_staged(|_| {
-            nested_write(&db, &field("a"), Some("1"));
-            Ok(())
-        })
-        .expect("staged write");
-    let staged = staged.expect("something to land");
+    let staged = staged_write(&db, &field("a"), "1");
     assert_eq!(engine_pairs(&db), 0, "staged, not written");
     std::thread::scope(|scope| {
         let (seen_tx, seen_rx) = std::sync::mpsc::channel();
@@ -243,13 +237,7 @@ fn a_staged_write_holds_reads_back_until_it_lands() {
 #[test]
 fn the_next_write_reads_a_staged_write_and_lands_after_it() {
     let db = open();
-    let ((), staged) = db
-        .write_now_staged(|_| {
-            nested_write(&db, &field("a"), Some("1"));
-            Ok(())
-        })
-        .expect("staged write");
-    let staged = staged.expect("something to land");
+    let staged = staged_write(&db, &field("a"), "1");
     let first_time = staged.time();
     let writes_before = engine_writes(&db);
     std::thread::scope(|scope| {
@@ -280,13 +268,7 @@ fn the_next_write_reads_a_staged_write_and_lands_after_it() {
 fn a_write_over_a_staged_write_that_failed_fails_too() {
     let db = open();
     nested_write(&db, &field("kept"), Some("0"));
-    let ((), staged) = db
-        .write_now_staged(|_| {
-            nested_write(&db, &field("a"), Some("1"));
-            Ok(())
-        })
-        .expect("staged write");
-    let staged = staged.expect("something to land");
+    let staged = staged_write(&db, &field("a"), "1");
     let failed = std::thread::scope(|scope| {
         let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
         // A landing thread that panics drops its staged write: it counts as failed.
