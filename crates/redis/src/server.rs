@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 
+use docdb::Staged;
 use engine::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -23,7 +24,6 @@ use crate::lanes::{Lanes, PipelineWatch, Turn, pipelined_runtime};
 use crate::pubsub::Subscriber;
 use crate::session::Session;
 use crate::store::IterSlot;
-use docdb::Staged;
 
 /// Bytes of free buffer space kept before each socket read.
 const READ_CHUNK: usize = 16 * 1024;
