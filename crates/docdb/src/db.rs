@@ -33,7 +33,7 @@ use crate::repack::TableRulesSource;
 use crate::root_cache::{RootCache, is_counter_path};
 use crate::saved_spans::SavedSpans;
 use crate::staged::{
-    NONE_STAGED, StageQueue, Staged, StagedWrite, any_failed, overlay_of, read_a_failure,
+    StageQueue, Staged, StagedWrite, any_failed, earlier_write_failed, overlay_of,
 };
 use crate::subdoc::SubDocument;
 use crate::sweep::{DEADLINE_CHECK_EVERY, DeletedQueue, Probed, SweepStats};
@@ -1068,8 +1068,7 @@ impl<E: Engine> DocDb<E> {
         let may_keep = match self.own_write_time() {
             Some(own) => own == opts.read_ht && !self.lock_pending().under_failed(),
             None => {
-                self.in_flight.load(Ordering::SeqCst) == NO_WRITE
-                    && self.staged.oldest() == NONE_STAGED
+                self.in_flight.load(Ordering::SeqCst) == NO_WRITE && self.staged.oldest().is_none()
             }
         };
         DocView {
@@ -1612,7 +1611,7 @@ impl<E: Engine> DocDb<E> {
         self.staged.wait_empty();
         let under = std::mem::take(&mut self.lock_pending().under);
         if any_failed(&under) {
-            return Err(read_a_failure());
+            return Err(earlier_write_failed());
         }
         Ok(())
     }
@@ -1622,7 +1621,7 @@ impl<E: Engine> DocDb<E> {
     fn stage_pending(&self, ht: HybridTime) -> Result<Option<Staged<'_, E>>> {
         let mut pending = self.lock_pending();
         if pending.under_failed() {
-            return Err(read_a_failure());
+            return Err(earlier_write_failed());
         }
         if pending.pairs.is_empty() && pending.under.is_empty() {
             return Ok(None);
@@ -1641,8 +1640,8 @@ impl<E: Engine> DocDb<E> {
     /// Writes a staged write's pairs to the engine in its turn (see [`Staged::land`]).
     pub(crate) fn land_staged(&self, write: &Arc<StagedWrite>) -> Result<()> {
         self.staged.wait_turn(write);
-        let written = if write.read_a_failure() {
-            Err(read_a_failure())
+        let written = if write.read_over_a_failure() {
+            Err(earlier_write_failed())
         } else if write.pairs.is_empty() {
             Ok(())
         } else {
@@ -1728,7 +1727,7 @@ impl<E: Engine> DocDb<E> {
             let staged = self.staged.oldest();
             let write_done =
                 in_flight == NO_WRITE || (in_flight != TAKING_TIME && in_flight > now.0);
-            if write_done && (staged == NONE_STAGED || staged > now.0) {
+            if write_done && staged.is_none_or(|staged| staged > now) {
                 return now;
             }
             // Usually the write lands within microseconds; a synced one may take a disk flush.

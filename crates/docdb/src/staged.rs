@@ -31,8 +31,8 @@ use crate::error::{Error, Result};
 /// that the landing thread finds it ready without a round trip to the writer.
 pub const MAX_STAGED: usize = 2;
 
-/// No staged write waits ([`StageQueue::oldest`]).
-pub(crate) const NONE_STAGED: u64 = 0;
+/// `StageQueue::oldest_at` while no staged write waits (no hybrid time is 0).
+const NONE_STAGED: u64 = 0;
 
 /// Whether one of a write's earlier staged writes failed to land; shared so that a write
 /// holds only the flags of those it read, not their pairs.
@@ -93,7 +93,7 @@ impl StagedWrite {
     }
 
     /// Whether a staged write it read over failed to land.
-    pub(crate) fn read_a_failure(&self) -> bool {
+    pub(crate) fn read_over_a_failure(&self) -> bool {
         self.read_over.iter().any(|f| f.load(Ordering::SeqCst))
     }
 }
@@ -120,7 +120,7 @@ pub(crate) fn any_failed(under: &[Arc<StagedWrite>]) -> bool {
 }
 
 /// The error of a write that read a staged write which failed to land.
-pub(crate) fn read_a_failure() -> Error {
+pub(crate) fn earlier_write_failed() -> Error {
     Error::Engine(engine::Error::Engine(
         "an earlier write this one read failed to land".into(),
     ))
@@ -133,7 +133,7 @@ pub(crate) struct StageQueue {
     /// Signalled whenever one leaves the queue.
     changed: Condvar,
     /// The oldest one's hybrid time, or [`NONE_STAGED`]: read without the lock.
-    oldest: AtomicU64,
+    oldest_at: AtomicU64,
 }
 
 impl StageQueue {
@@ -153,9 +153,10 @@ impl StageQueue {
         queue
     }
 
-    /// The oldest staged write's time, or [`NONE_STAGED`].
-    pub(crate) fn oldest(&self) -> u64 {
-        self.oldest.load(Ordering::SeqCst)
+    /// The oldest staged write's time, if one waits.
+    pub(crate) fn oldest(&self) -> Option<HybridTime> {
+        let at = self.oldest_at.load(Ordering::SeqCst);
+        (at != NONE_STAGED).then_some(HybridTime(at))
     }
 
     /// The writes staged now, oldest first.
@@ -172,7 +173,7 @@ impl StageQueue {
     pub(crate) fn push(&self, write: Arc<StagedWrite>) {
         let mut queue = self.wait_until(|q| q.len() < MAX_STAGED);
         if queue.is_empty() {
-            self.oldest.store(write.ht.0, Ordering::SeqCst);
+            self.oldest_at.store(write.ht.0, Ordering::SeqCst);
         }
         queue.push_back(write);
     }
@@ -187,7 +188,7 @@ impl StageQueue {
         let mut queue = self.lock();
         queue.retain(|w| !Arc::ptr_eq(w, write));
         let oldest = queue.front().map_or(NONE_STAGED, |w| w.ht.0);
-        self.oldest.store(oldest, Ordering::SeqCst);
+        self.oldest_at.store(oldest, Ordering::SeqCst);
         drop(queue);
         self.changed.notify_all();
     }
