@@ -68,8 +68,8 @@ pub struct ServeArgs {
     #[arg(long, env = "DOCDB_BLOCK_CACHE_MB")]
     pub block_cache_mb: Option<usize>,
     /// Memory in MiB for the newest values of keys read more than once (strings, and
-    /// collections' roots and lengths), served from memory until a write replaces them; 0
-    /// turns it off [default: 128].
+    /// collections' roots and lengths) and of keys just written, served from memory until a
+    /// write replaces them; half for each; 0 turns it off [default: 128].
     #[arg(long, env = "DOCDB_ROOT_CACHE_MB")]
     pub root_cache_mb: Option<usize>,
     /// RocksDB memtable size in MiB [default: 64].

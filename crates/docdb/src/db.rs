@@ -47,8 +47,8 @@ const MAX_REPACK_ROUNDS: usize = 4;
 /// [`DocDb::maintain`] flushes at most this often (with a history retention near 0).
 const MIN_MAINTAIN_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Default budget of the root cache ([`DocDbOptions::root_cache_bytes`]): about 900 000
-/// short Redis strings.
+/// Default budget of the root cache ([`DocDbOptions::root_cache_bytes`]): about 450 000
+/// short Redis strings read more than once, and 512 Ki slots of roots written.
 pub const DEFAULT_ROOT_CACHE_BYTES: usize = 128 << 20;
 
 /// YugabyteDB's default history retention (`timestamp_history_retention_interval_sec`).
@@ -163,7 +163,8 @@ pub struct DocDbOptions {
     pub sync_writes: bool,
     /// Memory for the newest records at recently read or written document roots (a Redis
     /// string's value, a collection's root and length), which reads at or after their time
-    /// then take from memory; 0 turns it off. Fixed when the database opens (default
+    /// then take from memory: half for roots read more than once, half for roots a
+    /// `write_now` wrote; 0 turns it off. Fixed when the database opens (default
     /// [`DEFAULT_ROOT_CACHE_BYTES`]).
     pub root_cache_bytes: usize,
 }

@@ -25,6 +25,7 @@ pub mod sweep;
 pub mod unflushed;
 pub mod upkeep;
 pub mod write_batch;
+mod written_roots;
 
 pub use db::{
     DEFAULT_ROOT_CACHE_BYTES, DOC_KEY_PREFIX, DocDb, DocDbOptions, DocView, FIRST_RECORD_BYTE,

@@ -1,7 +1,8 @@
-//! The newest record at each document root read more than once, kept in memory: a Redis
-//! string's value (so GET and INCR of a hot key skip RocksDB), a collection's root (so HSET
-//! after HSET on one hash seeks it once) and that collection's counter subkey (`%`: the
-//! length a Redis list or sorted set keeps, rewritten by every push, pop or add).
+//! The newest record at each document root read more than once or just written by a
+//! `write_now`, kept in memory: a Redis string's value (so GET after SET, and GET and INCR of
+//! a hot key, skip RocksDB), a collection's root (so HSET after HSET on one hash seeks it
+//! once) and that collection's counter subkey (`%`: the length a Redis list or sorted set
+//! keeps, rewritten by every push, pop or add).
 //!
 //! **What an entry means.** An entry holds the newest record at its path of all the records
 //! written, and only a record that stays visible unchanged until a newer one is written at the
@@ -11,13 +12,16 @@
 //! counter path under a kept root, on the same terms.
 //!
 //! **How that stays true.**
-//! - Only reads add entries ([`RootCache::remember`]), and only if no batch was counted since
+//! - Reads add entries ([`RootCache::remember`]) only if no batch was counted since
 //!   before they made their iterator and none is between being applied and landing (so the
 //!   iterator has every batch applied), no other `write_now` was in flight then (its pending
 //!   writes were not in the iterator), and their read time is at or after every time written
 //!   (so what they found at their read time is also the newest record). The newest time
 //!   written starts at the ceiling the database stored (see `DocDb::open`), so records from
 //!   before a restart count too.
+//! - A `write_now`'s batch adds the lasting records it writes at roots not kept, if its time
+//!   is at or after every time written before it ([`Adds`]): each is then the newest record
+//!   at its root. Batches written outside `write_now` add nothing (they may write the past).
 //! - Every batch goes through [`RootCache::apply_written`] before it reaches the engine, and it
 //!   is counted twice: there, and again once it has landed ([`RootCache::finished`]). A write
 //!   at a kept root replaces the entry when it is the newer record and lasting, and drops it
@@ -26,7 +30,7 @@
 //! - Anything that breaks the count (a write that did not land) clears the cache.
 //!
 //! The cache holds up to a byte budget, split over shards; a full shard starts over. A
-//! doorkeeper admits a root on its second read (see [`Shard`]).
+//! doorkeeper admits a root on its second read (see [`Shard`]), or on its write.
 
 use std::borrow::Borrow;
 use std::collections::HashSet;
@@ -35,13 +39,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use dockv::value::{Value, ValueControlFields};
-use dockv::{DocHybridTime, HybridTime, KeyEntryType};
+use dockv::{DocHybridTime, HybridTime, KeyEntryType, ValueEntryType};
 use engine::WriteOp;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::dead_spans::BatchDocs;
 use crate::expiration::{Expiration, effective_expiration};
 use crate::reader::{ReadOptions, RootLevel, VisibleRecord};
+use crate::written_roots::WrittenRoots;
 
 /// Shards of the cache, each with its own lock and an equal part of the byte budget.
 const SHARDS: usize = 16;
@@ -50,34 +55,37 @@ const SHARDS: usize = 16;
 /// bookkeeping, roughly.
 const ENTRY_OVERHEAD: usize = 40;
 
-/// A kept record in one allocation: `[path length: u32][path][hybrid time: u64][write id:
+/// A kept record's bytes: `[path length: u32][path][hybrid time: u64][write id:
 /// u32][value bytes]`. The value is as stored, with no control fields ([`lasting`]); the
 /// rest of the record follows from that: not expired, the expiration a read works out.
-/// Hashed and compared by its path alone, so a set of entries is a map from paths.
-struct Entry(Box<[u8]>);
+#[derive(Clone, Copy)]
+struct EntryRef<'a>(&'a [u8]);
 
-impl Entry {
-    fn new(path: &[u8], time: DocHybridTime, value: &[u8]) -> Self {
-        let mut bytes = Vec::with_capacity(4 + path.len() + 12 + value.len());
-        bytes.extend_from_slice(&(path.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(path);
-        bytes.extend_from_slice(&time.ht.0.to_le_bytes());
-        bytes.extend_from_slice(&time.write_id.to_le_bytes());
-        bytes.extend_from_slice(value);
-        Entry(bytes.into_boxed_slice())
-    }
+/// The parts of the entry of a record at `path`, as [`EntryRef`] lays them out, to `emit`.
+fn entry_parts<R>(
+    path: &[u8],
+    time: DocHybridTime,
+    value: &[u8],
+    emit: impl FnOnce(&[&[u8]]) -> R,
+) -> R {
+    let len = (path.len() as u32).to_le_bytes();
+    let ht = time.ht.0.to_le_bytes();
+    let write_id = time.write_id.to_le_bytes();
+    emit(&[&len, path, &ht, &write_id, value])
+}
 
-    fn path_len(&self) -> usize {
+impl<'a> EntryRef<'a> {
+    fn path_len(self) -> usize {
         let mut len = [0; 4];
         len.copy_from_slice(&self.0[..4]);
         u32::from_le_bytes(len) as usize
     }
 
-    fn path(&self) -> &[u8] {
+    fn path(self) -> &'a [u8] {
         &self.0[4..4 + self.path_len()]
     }
 
-    fn time(&self) -> DocHybridTime {
+    fn time(self) -> DocHybridTime {
         let at = 4 + self.path_len();
         let mut ht = [0; 8];
         ht.copy_from_slice(&self.0[at..at + 8]);
@@ -89,16 +97,12 @@ impl Entry {
         )
     }
 
-    fn value(&self) -> &[u8] {
+    fn value(self) -> &'a [u8] {
         &self.0[4 + self.path_len() + 12..]
     }
 
-    fn bytes(&self) -> usize {
-        self.0.len() + ENTRY_OVERHEAD
-    }
-
     /// The record a read finds here, whose expiration is `exp`.
-    fn record(&self, exp: Expiration) -> Option<VisibleRecord> {
+    fn record(self, exp: Expiration) -> Option<VisibleRecord> {
         let value = Value::decode(self.value()).ok()?;
         Some(VisibleRecord {
             time: self.time(),
@@ -107,6 +111,34 @@ impl Entry {
             expired: false,
             expiration: exp,
         })
+    }
+}
+
+/// A kept record in one allocation, laid out as [`EntryRef`]. Hashed and compared by its
+/// path alone, so a set of entries is a map from paths.
+struct Entry(Box<[u8]>);
+
+impl Entry {
+    fn new(path: &[u8], time: DocHybridTime, value: &[u8]) -> Self {
+        entry_parts(path, time, value, |parts| {
+            Entry(parts.concat().into_boxed_slice())
+        })
+    }
+
+    fn get(&self) -> EntryRef<'_> {
+        EntryRef(&self.0)
+    }
+
+    fn path(&self) -> &[u8] {
+        self.get().path()
+    }
+
+    fn time(&self) -> DocHybridTime {
+        self.get().time()
+    }
+
+    fn bytes(&self) -> usize {
+        self.0.len() + ENTRY_OVERHEAD
     }
 }
 
@@ -155,32 +187,25 @@ fn value_bytes(record: &VisibleRecord) -> Vec<u8> {
     out
 }
 
-/// Bits of a shard's doorkeeper (8 KiB).
-const SEEN_BITS: usize = 1 << 16;
+/// The fewest bits of a shard's doorkeeper (8 KiB).
+const MIN_SEEN_BITS: usize = 1 << 16;
 
 /// Roots by DocKey, the counters of some of them (collections' lengths), and a doorkeeper:
-/// one bit per hash of the DocKeys read recently. A root is kept only when read a second
-/// time (its bit set by the first), so a stream of keys read once (a uniform random read
-/// load larger than the cache) costs a bit each, not an entry; and a key whose bit is clear
-/// has no entry, so writes and reads of it skip the table.
+/// one bit per hash of the DocKeys read recently. A root read is kept only when read a
+/// second time (its bit set by the first), so a stream of keys read once (a uniform random
+/// read load larger than the cache) costs a bit each, not an entry; and a key whose bit is
+/// clear has no entry, so reads of it skip the table. The doorkeeper has several bits per
+/// entry the budget holds, so that the bits of kept roots never fill it.
+///
+/// Roots a `write_now` wrote go to `written` instead, unless kept in `roots` already: a
+/// root is in one of the two at most.
 struct Shard {
     roots: HashSet<Entry, FxBuildHasher>,
     counters: FxHashMap<Box<[u8]>, Entry>,
     bytes: usize,
     seen: Box<[u64]>,
     seen_count: usize,
-}
-
-impl Default for Shard {
-    fn default() -> Self {
-        Shard {
-            roots: HashSet::default(),
-            counters: FxHashMap::default(),
-            bytes: 0,
-            seen: vec![0; SEEN_BITS / 64].into_boxed_slice(),
-            seen_count: 0,
-        }
-    }
+    written: WrittenRoots,
 }
 
 /// A DocKey's hash: the high bits pick the shard, the low ones its doorkeeper bit.
@@ -188,9 +213,48 @@ fn key_hash(doc_key: &[u8]) -> u64 {
     FxBuildHasher.hash_one(doc_key)
 }
 
+/// The fewest bytes an entry can take: its overhead, the path length, the shortest DocKey,
+/// the time and a one-byte value.
+const MIN_ENTRY_BYTES: usize = ENTRY_OVERHEAD + 4 + 4 + 12 + 1;
+
+/// Doorkeeper bits of a shard with `budget` bytes: a power of two, at least four per entry
+/// the budget holds (half of them fill before the bits start over, and the kept roots'
+/// bits stay), and at least [`MIN_SEEN_BITS`].
+fn seen_bits(budget: usize) -> usize {
+    (budget / MIN_ENTRY_BYTES * 4)
+        .max(MIN_SEEN_BITS)
+        .next_power_of_two()
+}
+
 impl Shard {
+    /// A shard of `budget` bytes for roots read and `written_budget` for roots written.
+    fn new(budget: usize, written_budget: usize) -> Self {
+        Shard {
+            roots: HashSet::default(),
+            counters: FxHashMap::default(),
+            bytes: 0,
+            seen: vec![0; seen_bits(budget) / 64].into_boxed_slice(),
+            seen_count: 0,
+            written: WrittenRoots::new(written_budget),
+        }
+    }
+
+    /// Forgets the roots read (and their counters and doorkeeper bits); the roots written
+    /// stay.
+    fn start_over(&mut self) {
+        self.roots = HashSet::default();
+        self.counters = FxHashMap::default();
+        self.bytes = 0;
+        self.seen.fill(0);
+        self.seen_count = 0;
+    }
+
+    fn seen_bits(&self) -> usize {
+        self.seen.len() * 64
+    }
+
     fn seen(&self, hash: u64) -> bool {
-        let bit = hash as usize % SEEN_BITS;
+        let bit = hash as usize % self.seen_bits();
         self.seen[bit / 64] & (1 << (bit % 64)) != 0
     }
 
@@ -200,7 +264,7 @@ impl Shard {
         if self.seen(hash) {
             return;
         }
-        if self.seen_count >= SEEN_BITS / 2 {
+        if self.seen_count >= self.seen_bits() / 2 {
             self.seen.fill(0);
             self.seen_count = 0;
             let kept: Vec<u64> = self.roots.iter().map(|e| key_hash(e.path())).collect();
@@ -212,7 +276,7 @@ impl Shard {
     }
 
     fn set_bit(&mut self, hash: u64) {
-        let bit = hash as usize % SEEN_BITS;
+        let bit = hash as usize % self.seen_bits();
         let word = &mut self.seen[bit / 64];
         if *word & (1 << (bit % 64)) == 0 {
             *word |= 1 << (bit % 64);
@@ -228,13 +292,18 @@ impl Shard {
         let bytes = entry.bytes();
         if self.bytes + bytes > budget {
             // Full (counting what this replaces too): start over.
-            *self = Shard::default();
+            self.start_over();
             if bytes > budget {
                 return;
             }
         }
         self.bytes += bytes;
-        self.set_bit(key_hash(entry.path()));
+        let hash = key_hash(entry.path());
+        self.set_bit(hash);
+        // Kept here now, not there.
+        if self.written_root(hash, entry.path()).is_some() {
+            self.written.clear(hash);
+        }
         if let Some(old) = self.roots.replace(entry) {
             self.bytes -= old.bytes();
             self.remove_counter(old.path());
@@ -255,6 +324,21 @@ impl Shard {
         }
         if let Some(old) = self.counters.remove(doc_key) {
             self.bytes -= old.bytes() + doc_key.len();
+        }
+    }
+
+    /// The written root of `doc_key`, whose hash is `hash`, if its slot holds it.
+    fn written_root(&self, hash: u64, doc_key: &[u8]) -> Option<EntryRef<'_>> {
+        let entry = EntryRef(self.written.get(hash)?);
+        (entry.path() == doc_key).then_some(entry)
+    }
+
+    /// Holds `time` and `value` as the written root of `doc_key` (whose hash is `hash`), or,
+    /// if they do not fit a slot, empties the slot.
+    fn put_written(&mut self, hash: u64, doc_key: &[u8], time: DocHybridTime, value: &[u8]) {
+        let put = entry_parts(doc_key, time, value, |parts| self.written.put(hash, parts));
+        if !put {
+            self.written.clear(hash);
         }
     }
 
@@ -283,7 +367,7 @@ impl Shard {
 /// Encoded DocKey → what is kept of that document (see the module docs).
 pub(crate) struct RootCache {
     shards: Box<[Mutex<Shard>]>,
-    /// Bytes each shard may hold.
+    /// Bytes each shard may hold of roots read (its roots written take as much again).
     shard_budget: usize,
     /// Batches counted so far: once when applied here, once when landed.
     commits: AtomicU64,
@@ -303,9 +387,12 @@ impl RootCache {
     /// A cache holding up to about `bytes` (0 keeps nothing), for an engine whose records
     /// are no newer than `ceiling`.
     pub(crate) fn new(bytes: usize, ceiling: HybridTime) -> Self {
+        let shard_budget = bytes / 2 / SHARDS;
         RootCache {
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            shard_budget: bytes / SHARDS,
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Shard::new(shard_budget, shard_budget)))
+                .collect(),
+            shard_budget,
             commits: AtomicU64::new(0),
             unlanded: AtomicU64::new(0),
             newest: AtomicU64::new(ceiling.0),
@@ -361,7 +448,9 @@ impl RootCache {
     pub(crate) fn clear(&self) {
         self.commits.fetch_add(1, Ordering::SeqCst);
         for shard in &self.shards {
-            *shard.lock().unwrap_or_else(|e| e.into_inner()) = Shard::default();
+            let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            shard.start_over();
+            shard.written.clear_all();
         }
     }
 
@@ -390,8 +479,12 @@ impl RootCache {
         doc_key: &[u8],
         read_ht: HybridTime,
     ) -> Option<(VisibleRecord, RootLevel)> {
-        let shard = self.shard_with(doc_key)?;
-        let entry = shard.root(doc_key)?;
+        let (shard, hash) = self.shard(doc_key);
+        let read = shard.seen(hash).then(|| shard.root(doc_key)).flatten();
+        let entry = match read {
+            Some(entry) => entry.get(),
+            None => shard.written_root(hash, doc_key)?,
+        };
         let time = entry.time();
         if time.ht > read_ht {
             return None;
@@ -410,7 +503,7 @@ impl RootCache {
         if root.ht > read_ht || time.ht > read_ht || time <= root {
             return None;
         }
-        counter.record(counter_expiration(root, time))
+        counter.get().record(counter_expiration(root, time))
     }
 
     /// Keeps the root of `doc_key` as read with `opts` by an iterator made after
@@ -485,11 +578,15 @@ impl RootCache {
         if direct {
             self.unlanded.fetch_add(1, Ordering::SeqCst);
         }
-        self.newest.fetch_max(newest.0, Ordering::SeqCst);
+        let before = self.newest.fetch_max(newest.0, Ordering::SeqCst);
         self.commits.fetch_add(1, Ordering::SeqCst);
         if self.shard_budget == 0 {
             return true;
         }
+        let mut adds = Adds {
+            newest: (!direct && newest.0 >= before).then_some(newest),
+            hidden: Vec::new(),
+        };
         for (op, doc_key) in batch.records() {
             let rest = &op.key()[doc_key.len()..];
             let value = match op {
@@ -497,7 +594,7 @@ impl RootCache {
                 WriteOp::Delete(_) => None,
             };
             if rest.first() == Some(&KeyEntryType::HybridTime.as_u8()) {
-                self.root_written(doc_key, &rest[1..], value);
+                self.root_written(doc_key, &rest[1..], value, &mut adds);
             } else if rest.first() == Some(&KeyEntryType::Counter.as_u8())
                 && rest.get(1) == Some(&KeyEntryType::HybridTime.as_u8())
             {
@@ -507,26 +604,57 @@ impl RootCache {
         true
     }
 
-    /// A record written at the root of `doc_key`: replaces a kept root if it is newer and
-    /// lasting, else drops it. A root not kept stays so: only reads fill the cache (a write
-    /// cannot tell whether something newer is stored).
-    fn root_written(&self, doc_key: &[u8], time: &[u8], value: Option<&[u8]>) {
-        let Some(mut shard) = self.shard_with(doc_key) else {
-            return;
-        };
-        let Some(kept) = shard.root(doc_key).map(Entry::time) else {
-            return;
-        };
+    /// A record written at the root of `doc_key`: replaces the root kept or written before
+    /// if it is newer and lasting, else drops it. A root neither kept nor written before is
+    /// added to the written ones if `adds` allows it.
+    fn root_written<'b>(
+        &self,
+        doc_key: &'b [u8],
+        time: &[u8],
+        value: Option<&[u8]>,
+        adds: &mut Adds<'b>,
+    ) {
+        let (mut shard, hash) = self.shard(doc_key);
         let written = value.and_then(|v| Some((lasting_time(time, v)?, v)));
-        match written {
-            // The same time replaces the same engine key.
-            Some((time, value)) if time >= kept => {
-                shard.insert_root(Entry::new(doc_key, time, value), self.shard_budget);
+        if let Some(kept) = shard
+            .seen(hash)
+            .then(|| shard.root(doc_key).map(Entry::time))
+            .flatten()
+        {
+            match written {
+                // The same time replaces the same engine key.
+                Some((time, value)) if time >= kept => {
+                    shard.insert_root(Entry::new(doc_key, time, value), self.shard_budget);
+                }
+                // Older: the kept root stays the newest.
+                Some(_) => {}
+                // A tombstone, a TTL, a merge record, or an engine-level delete.
+                None => shard.remove(doc_key),
             }
-            // Older: the kept root stays the newest.
-            Some(_) => {}
-            // A tombstone, a TTL, a merge record, or an engine-level delete.
-            None => shard.remove(doc_key),
+            return;
+        }
+        if adds.newest.is_some() {
+            // The newest record at the root, or one that hides it: whatever the slot held
+            // goes, unread (a write to memory not in the cache then costs no wait).
+            match written {
+                Some((time, value)) if adds.allows(doc_key, time) => {
+                    shard.put_written(hash, doc_key, time, value);
+                }
+                Some(_) => {}
+                None => {
+                    adds.hidden.push(doc_key);
+                    shard.written.clear(hash);
+                }
+            }
+            return;
+        }
+        let held = shard.written_root(hash, doc_key).map(EntryRef::time);
+        match (held, written) {
+            (Some(held), Some((time, value))) if time >= held => {
+                shard.put_written(hash, doc_key, time, value);
+            }
+            (Some(_), Some(_)) | (None, _) => {}
+            (Some(_), None) => shard.written.clear(hash),
         }
     }
 
@@ -551,6 +679,23 @@ impl RootCache {
     }
 }
 
+/// Which roots not kept a batch may add: only a `write_now`'s, at its own time, when nothing
+/// newer was written before it (so each record is the newest at its root), and not a root
+/// the batch also wrote a record there that is not lasting (a newer tombstone, say, may
+/// come before an older value among its records).
+struct Adds<'b> {
+    /// The batch's time, if its records may add roots.
+    newest: Option<HybridTime>,
+    /// Roots with a record that is not lasting earlier in the batch.
+    hidden: Vec<&'b [u8]>,
+}
+
+impl Adds<'_> {
+    fn allows(&self, doc_key: &[u8], time: DocHybridTime) -> bool {
+        self.newest == Some(time.ht) && !self.hidden.contains(&doc_key)
+    }
+}
+
 /// The time of a record just written (`time` encoded, `value` stored), if it is [`lasting`]
 /// as a root or counter: live, no control fields.
 fn lasting_time(time: &[u8], value: &[u8]) -> Option<DocHybridTime> {
@@ -558,7 +703,87 @@ fn lasting_time(time: &[u8], value: &[u8]) -> Option<DocHybridTime> {
     if !rest.is_empty() {
         return None;
     }
-    let value = Value::decode(value).ok()?;
-    let live = !value.payload.is_tombstone() && value.control == ValueControlFields::default();
+    // The payload is decoded when read; here only its type matters (and it copies nothing).
+    let (control, payload) = ValueControlFields::decode(value).ok()?;
+    let kind = ValueEntryType::from_u8(*payload.first()?)?;
+    let live = kind != ValueEntryType::Tombstone && control == ValueControlFields::default();
     live.then_some(time)
+}
+
+#[cfg(test)]
+mod tests {
+    use dockv::KeyEntryValue;
+    use dockv::doc_key::DocKey;
+    use dockv::value::PrimitiveValue;
+    use engine::WriteBatch;
+
+    use super::*;
+
+    fn root_key(doc_key: &[u8], time: DocHybridTime) -> Vec<u8> {
+        let mut key = doc_key.to_vec();
+        key.push(KeyEntryType::HybridTime.as_u8());
+        time.encode_to(&mut key);
+        key
+    }
+
+    /// A batch whose newer tombstone comes before an older value at the same root (records
+    /// out of their time order): the value is not the newest record, so it is not added.
+    #[test]
+    fn a_value_under_a_newer_record_of_its_batch_is_not_added() {
+        let doc_key = DocKey::with_hash(7, vec![KeyEntryValue::string("k")], vec![]).encode();
+        let ht = HybridTime::from_micros(1_000);
+        let value = Value::new(PrimitiveValue::String(b"v".to_vec())).encode();
+        for tombstone_first in [true, false] {
+            let cache = RootCache::new(1 << 20, HybridTime::from_micros(1));
+            let (tombstone_id, value_id) = if tombstone_first { (1, 0) } else { (0, 1) };
+            let mut batch = WriteBatch::default();
+            let tombstone = (
+                root_key(&doc_key, DocHybridTime::new(ht, tombstone_id)),
+                Value::tombstone().encode(),
+            );
+            let put = (
+                root_key(&doc_key, DocHybridTime::new(ht, value_id)),
+                value.clone(),
+            );
+            let (first, second) = if tombstone_first {
+                (tombstone, put)
+            } else {
+                (put, tombstone)
+            };
+            batch.put(first.0, first.1);
+            batch.put(second.0, second.1);
+            assert!(cache.apply_written(&BatchDocs::of(&batch), ht, false));
+            cache.finished(false, true);
+            let kept = cache.get(&doc_key, ht).map(|(record, _)| record.payload);
+            // Either way the tombstone is in the batch: nothing is kept (conservatively so
+            // when the value is the newer record).
+            assert_eq!(kept, None, "tombstone first: {tombstone_first}");
+        }
+    }
+
+    /// A value after an older tombstone in its batch is not added either (the batch hid the
+    /// root), but a value alone is.
+    #[test]
+    fn a_lone_value_of_a_write_now_batch_is_added() {
+        let doc_key = DocKey::with_hash(7, vec![KeyEntryValue::string("k")], vec![]).encode();
+        let ht = HybridTime::from_micros(1_000);
+        let cache = RootCache::new(1 << 20, HybridTime::from_micros(1));
+        let value = Value::new(PrimitiveValue::String(b"v".to_vec())).encode();
+        let mut batch = WriteBatch::default();
+        batch.put(root_key(&doc_key, DocHybridTime::new(ht, 0)), value);
+        assert!(cache.apply_written(&BatchDocs::of(&batch), ht, false));
+        cache.finished(false, true);
+        let kept = cache.get(&doc_key, ht).map(|(record, _)| record.payload);
+        assert_eq!(kept, Some(PrimitiveValue::String(b"v".to_vec())));
+        // Not for a read of the past, nor for a batch written outside `write_now`.
+        assert!(cache.get(&doc_key, HybridTime::from_micros(999)).is_none());
+        let other = DocKey::with_hash(8, vec![KeyEntryValue::string("o")], vec![]).encode();
+        let later = HybridTime::from_micros(2_000);
+        let mut direct = WriteBatch::default();
+        let value = Value::new(PrimitiveValue::String(b"w".to_vec())).encode();
+        direct.put(root_key(&other, DocHybridTime::new(later, 0)), value);
+        assert!(cache.apply_written(&BatchDocs::of(&direct), later, true));
+        cache.finished(true, true);
+        assert!(cache.get(&other, later).is_none());
+    }
 }

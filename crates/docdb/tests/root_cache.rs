@@ -14,9 +14,13 @@ use engine::MemEngine;
 use engine::Rng;
 
 fn open() -> DocDb<MemEngine> {
+    open_with(DocDbOptions::default())
+}
+
+fn open_with(options: DocDbOptions) -> DocDb<MemEngine> {
     let policy = GcPolicy::new(Arc::new(HybridClock::default()));
     let engine = MemEngine::with_compaction_filter(Some(policy.clone()));
-    DocDb::open(engine, policy, DocDbOptions::default()).expect("open")
+    DocDb::open(engine, policy, options).expect("open")
 }
 
 fn doc_key(name: &str) -> Vec<u8> {
@@ -250,8 +254,12 @@ fn the_writer_sees_every_change_to_a_counter_it_read() {
 
 /// A database over `engine` (a reopen: the cache starts empty).
 fn reopen(engine: MemEngine) -> DocDb<MemEngine> {
+    reopen_with(engine, DocDbOptions::default())
+}
+
+fn reopen_with(engine: MemEngine, options: DocDbOptions) -> DocDb<MemEngine> {
     let policy = GcPolicy::new(Arc::new(HybridClock::default()));
-    DocDb::open(engine, policy, DocDbOptions::default()).expect("reopen")
+    DocDb::open(engine, policy, options).expect("reopen")
 }
 
 /// A reopen, then a wait until the clock passes the ceiling stored with the data (from
@@ -354,31 +362,60 @@ fn a_future_record_outlives_a_reopen() {
 /// with uncached ones.
 #[test]
 fn cached_roots_match_uncached_reads() {
+    cached_roots_match_uncached_reads_with(4, DocDbOptions::default());
+}
+
+/// A cache with two slots of written roots per shard, and more keys than slots: roots
+/// written evict one another.
+#[test]
+fn cached_roots_match_uncached_reads_when_slots_are_shared() {
+    let options = DocDbOptions {
+        root_cache_bytes: 2 * 16 * 2 * 128,
+        ..DocDbOptions::default()
+    };
+    cached_roots_match_uncached_reads_with(64, options);
+}
+
+/// Random writes to `keys` keys (in `write_now` and at explicit times, one to three records
+/// a batch, the same key more than once included), reopens, and reads at random times: a
+/// root the cache holds is always what an uncached read finds.
+fn cached_roots_match_uncached_reads_with(keys: usize, options: DocDbOptions) {
     let seed = Rng::seed_from_env("DOCDB_CACHE_SEED");
     println!("cache test seed {seed} (replay with DOCDB_CACHE_SEED={seed})");
     let mut rng = Rng::new(seed);
     let mut next = move |n: u64| rng.below(n);
-    let keys: Vec<Vec<u8>> = (0..4).map(|i| doc_key(&format!("k{i}"))).collect();
-    let mut db = open();
+    let keys: Vec<Vec<u8>> = (0..keys).map(|i| doc_key(&format!("k{i}"))).collect();
+    let mut db = open_with(options.clone());
     let mut times = vec![db.safe_time()];
+    let mut cached = 0;
     for step in 0..3000 {
-        let k = &keys[next(keys.len() as u64) as usize];
-        let value = match next(6) {
-            0 => Value::tombstone(),
-            1 => Value::with_ttl(string("ttl"), Some(Ttl(next(3) as i64))),
-            2 => Value::new(PrimitiveValue::Object),
-            _ => Value::new(string(&format!("v{step}"))),
-        };
+        let mut records: Vec<(&[u8], Value)> = Vec::new();
+        for _ in 0..1 + next(3) {
+            let k = keys[next(keys.len() as u64) as usize].as_slice();
+            let value = match next(6) {
+                0 => Value::tombstone(),
+                1 => Value::with_ttl(string("ttl"), Some(Ttl(next(3) as i64))),
+                2 => Value::new(PrimitiveValue::Object),
+                3 => Value::new(string(&"long".repeat(40))),
+                _ => Value::new(string(&format!("v{step}"))),
+            };
+            records.push((k, value));
+        }
         match next(10) {
             0 => {
                 // An explicit time around the clock: the past or the near future.
                 let now = db.safe_time().physical_micros();
                 let at = HybridTime::new(now + next(2000) - 1000, 0);
+                let (k, value) = records.into_iter().next().expect("a record");
                 write_at(&db, k, at, value);
                 times.push(at);
             }
-            1 => db = reopen(db.into_engine()),
-            _ => times.push(write(&db, &[(k, value)])),
+            1 if next(30) == 0 => {
+                db = reopen_with(db.into_engine(), options.clone());
+                // Past the ceiling stored with the data: from then on the cache fills.
+                std::thread::sleep(std::time::Duration::from_millis(110));
+            }
+            _ => times.push(write(&db, &records)),
         }
         for _ in 0..3 {
             let k = &keys[next(keys.len() as u64) as usize];
@@ -388,17 +425,100 @@ fn cached_roots_match_uncached_reads() {
             };
             let opts = ReadOptions::at(at);
             let fresh = db.visible_record(k, opts.clone()).expect("fresh");
+            if let Some(root) = db.cached_root(k, &opts) {
+                assert_eq!(Some(root), fresh, "seed {seed} step {step}: cached root");
+                cached += 1;
+            }
             let viewed = db.view(k, opts.clone()).expect("view").record(k);
             assert_eq!(
                 viewed.expect("viewed"),
                 fresh,
                 "seed {seed} step {step}: view"
             );
-            if let Some(cached) = db.cached_root(k, &opts) {
-                assert_eq!(Some(cached), fresh, "seed {seed} step {step}: cached root");
-            }
         }
     }
+    assert!(
+        cached > 100,
+        "seed {seed}: only {cached} reads from the cache"
+    );
+}
+
+/// What a `write_now` writes at a root is read from the cache at its time and after (not
+/// before), from the first read on, until a write that is not a lasting value replaces it.
+#[test]
+fn a_root_written_is_read_from_the_cache_until_replaced() {
+    let db = open();
+    let k = doc_key("k");
+    let before = db.safe_time();
+    let written = write(&db, &[(&k, Value::new(string("1")))]);
+    let cached = |at: HybridTime| {
+        db.cached_root(&k, &ReadOptions::at(at))
+            .filter(|r| r.is_live())
+            .map(|r| r.payload)
+    };
+    assert_eq!(cached(written), Some(string("1")));
+    assert_eq!(cached(db.safe_time()), Some(string("1")));
+    assert_eq!(cached(before), None, "a read of the past");
+    // A newer lasting value replaces it; a value with a TTL, a tombstone or one too long
+    // for a slot each leave nothing.
+    write(&db, &[(&k, Value::new(string("2")))]);
+    assert_eq!(cached(db.safe_time()), Some(string("2")));
+    let long = string(&"x".repeat(200));
+    for (value, expected) in [
+        (
+            Value::with_ttl(string("3"), Some(Ttl(60_000))),
+            Some(string("3")),
+        ),
+        (Value::new(long.clone()), Some(long)),
+        (Value::tombstone(), None),
+    ] {
+        write(&db, &[(&k, Value::new(string("4")))]);
+        assert_eq!(cached(db.safe_time()), Some(string("4")));
+        write(&db, &[(&k, value.clone())]);
+        assert_eq!(cached(db.safe_time()), None, "after {value:?}");
+        assert_eq!(reader_root(&db, &k, db.safe_time()), expected);
+    }
+}
+
+/// A write outside `write_now` (which may write the past) adds nothing, but replaces or
+/// drops a root written before as its time says.
+#[test]
+fn an_explicit_time_write_keeps_the_cache_to_the_newest_record() {
+    let db = open();
+    let k = doc_key("k");
+    let written = write(&db, &[(&k, Value::new(string("new")))]);
+    let cached = || db.cached_root(&k, &ReadOptions::at(db.safe_time()));
+    // Older than the cached root: the cached root stays the newest record.
+    write_at(
+        &db,
+        &k,
+        HybridTime(written.0 - 10),
+        Value::new(string("old")),
+    );
+    assert_eq!(cached().map(|r| r.payload), Some(string("new")));
+    // Newer: the cache follows.
+    let later = HybridTime(db.safe_time().0 + 10);
+    write_at(&db, &k, later, Value::new(string("later")));
+    let read = db
+        .cached_root(&k, &ReadOptions::at(later))
+        .map(|r| r.payload);
+    assert_eq!(read, Some(string("later")));
+    // A newer tombstone drops it.
+    let latest = HybridTime(later.0 + 10);
+    write_at(&db, &k, latest, Value::tombstone());
+    assert_eq!(db.cached_root(&k, &ReadOptions::at(latest)), None);
+    // A key not cached stays so after an explicit-time write.
+    let other = doc_key("other");
+    write_at(
+        &db,
+        &other,
+        HybridTime(latest.0 + 10),
+        Value::new(string("x")),
+    );
+    assert_eq!(
+        db.cached_root(&other, &ReadOptions::at(HybridTime(latest.0 + 10))),
+        None
+    );
 }
 
 /// One thread writes increasing numbers to a key while others read it at `safe_time`: no
