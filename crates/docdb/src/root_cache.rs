@@ -9,7 +9,7 @@
 //! same path or above: live, no TTL, no user timestamp, no merge flags
 //! ([`lasting`]). Nothing written below a root can hide it, so a read at any time at or after
 //! the kept record's own time sees exactly it. A kept counter is the newest record at the
-//! counter path under a kept root, on the same terms.
+//! counter path under a root kept (or written, see below), on the same terms.
 //!
 //! **How that stays true.**
 //! - Reads add entries ([`RootCache::remember`]) only if no batch was counted since
@@ -267,7 +267,9 @@ impl Shard {
         if self.seen_count >= self.seen_bits() / 2 {
             self.seen.fill(0);
             self.seen_count = 0;
-            let kept: Vec<u64> = self.roots.iter().map(|e| key_hash(e.path())).collect();
+            let roots = self.roots.iter().map(|e| key_hash(e.path()));
+            let counters = self.counters.keys().map(|doc_key| key_hash(doc_key));
+            let kept: Vec<u64> = roots.chain(counters).collect();
             for hash in kept {
                 self.set_bit(hash);
             }
@@ -346,7 +348,8 @@ impl Shard {
     fn set_counter(&mut self, doc_key: &[u8], counter: Entry, budget: usize) {
         let bytes = counter.bytes() + doc_key.len();
         let fits = |used: usize| used + bytes <= budget;
-        if !self.roots.contains(doc_key) {
+        let hash = key_hash(doc_key);
+        if self.root_time(hash, doc_key).is_none() {
             self.remove_counter(doc_key);
         } else if let Some(old) = self.counters.get_mut(doc_key) {
             // Replaced in place: every push or pop rewrites it.
@@ -360,6 +363,17 @@ impl Shard {
         } else if fits(self.bytes) {
             self.bytes += bytes;
             self.counters.insert(doc_key.into(), counter);
+            // The root may be a written one, whose bit is not set: a counter's must be.
+            self.set_bit(hash);
+        }
+    }
+
+    /// The time of the root of `doc_key` (whose hash is `hash`), kept or written.
+    fn root_time(&self, hash: u64, doc_key: &[u8]) -> Option<DocHybridTime> {
+        let read = self.seen(hash).then(|| self.root(doc_key)).flatten();
+        match read {
+            Some(entry) => Some(entry.time()),
+            None => self.written_root(hash, doc_key).map(EntryRef::time),
         }
     }
 }
@@ -496,9 +510,13 @@ impl RootCache {
     /// The counter of `doc_key` as a read at `read_ht` sees it, if kept (and newer than the
     /// root, which would hide it otherwise).
     pub(crate) fn counter(&self, doc_key: &[u8], read_ht: HybridTime) -> Option<VisibleRecord> {
-        let shard = self.shard_with(doc_key)?;
-        let root = shard.root(doc_key)?.time();
+        let (shard, hash) = self.shard(doc_key);
+        // A counter's bit is set (its root may be a written one, with no bit of its own).
+        if !shard.seen(hash) {
+            return None;
+        }
         let counter = shard.counters.get(doc_key)?;
+        let root = shard.root_time(hash, doc_key)?;
         let time = counter.time();
         if root.ht > read_ht || time.ht > read_ht || time <= root {
             return None;
@@ -546,13 +564,12 @@ impl RootCache {
         if !lasting(record) || opts.table_ttl.is_some() {
             return;
         }
-        let Some((mut shard, _)) = self.shard_unchanged(doc_key, opts.read_ht, commits_before)
+        let Some((mut shard, hash)) = self.shard_unchanged(doc_key, opts.read_ht, commits_before)
         else {
             return;
         };
-        let matches = shard.root(doc_key).is_some_and(|root| {
-            record.time > root.time()
-                && record.expiration == counter_expiration(root.time(), record.time)
+        let matches = shard.root_time(hash, doc_key).is_some_and(|root| {
+            record.time > root && record.expiration == counter_expiration(root, record.time)
         });
         if matches {
             let entry = Entry::new(doc_key, record.time, &value_bytes(record));

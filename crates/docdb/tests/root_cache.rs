@@ -252,6 +252,62 @@ fn the_writer_sees_every_change_to_a_counter_it_read() {
     assert_eq!(writer_counter(&db, &l), Some(PrimitiveValue::Int64(1)));
 }
 
+/// Random writes of list roots, counters and tombstones over lists sharing a small cache
+/// (written roots evict one another), and reads of each counter through views, in the
+/// writer and at `safe_time`: a counter read (cached or not) is what an uncached read finds.
+#[test]
+fn cached_counters_match_uncached_reads() {
+    let seed = Rng::seed_from_env("DOCDB_CACHE_SEED");
+    println!("counter cache test seed {seed} (replay with DOCDB_CACHE_SEED={seed})");
+    let mut rng = Rng::new(seed);
+    let mut next = move |n: u64| rng.below(n);
+    let db = open_with(DocDbOptions {
+        root_cache_bytes: 2 * 16 * 2 * 128,
+        ..DocDbOptions::default()
+    });
+    let lists: Vec<Vec<u8>> = (0..24).map(|i| doc_key(&format!("l{i}"))).collect();
+    let counters: Vec<Vec<u8>> = lists.iter().map(|l| counter(l)).collect();
+    let counted = |view: &mut docdb::DocView<'_, MemEngine>, l: &[u8], c: &[u8]| {
+        view.record(l).expect("root");
+        view.record(c).expect("counter")
+    };
+    for step in 0..4000 {
+        let i = next(lists.len() as u64) as usize;
+        let (l, c) = (&lists[i], &counters[i]);
+        let n = Value::new(PrimitiveValue::Int64(step));
+        match next(8) {
+            0 => drop(write(&db, &[(l, Value::new(PrimitiveValue::RedisList))])),
+            1 => drop(write(&db, &[(l, Value::tombstone())])),
+            2 => {
+                let now = db.safe_time().physical_micros();
+                write_at(&db, c, HybridTime::new(now + next(2000) - 1000, 0), n);
+            }
+            3 => drop(write(
+                &db,
+                &[(l, Value::new(PrimitiveValue::RedisList)), (c, n)],
+            )),
+            _ => drop(write(&db, &[(c, n)])),
+        }
+        let i = next(lists.len() as u64) as usize;
+        let (l, c) = (&lists[i], &counters[i]);
+        db.write_now(|ht| {
+            let fresh = db.visible_record(c, ReadOptions::at(ht))?;
+            for _ in 0..2 {
+                let mut view = db.view(l, ReadOptions::at(ht))?;
+                let read = counted(&mut view, l, c);
+                assert_eq!(read, fresh, "seed {seed} step {step}: the writer's counter");
+            }
+            Ok(())
+        })
+        .expect("writer read");
+        let at = db.safe_time();
+        let fresh = db.visible_record(c, ReadOptions::at(at)).expect("fresh");
+        let mut view = db.view(l, ReadOptions::at(at)).expect("view");
+        let read = counted(&mut view, l, c);
+        assert_eq!(read, fresh, "seed {seed} step {step}: a reader's counter");
+    }
+}
+
 /// A database over `engine` (a reopen: the cache starts empty).
 fn reopen(engine: MemEngine) -> DocDb<MemEngine> {
     reopen_with(engine, DocDbOptions::default())
