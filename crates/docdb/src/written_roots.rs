@@ -1,13 +1,7 @@
 //! The root cache's second part: records just written at document roots, in fixed slots
 //! of one flat array, one slot per hash of the DocKey. A write overwrites its slot without
 //! reading it (no allocation, no search; whatever the slot held is evicted), so a GET after
-//! a SET is served from memory while the writer pays little for it.
-//!
-//! That little matters: the slots of a large key space are not in the processor's caches,
-//! and a server's writer thread writing them with ordinary stores was measurably slower
-//! (each store first fetches its line, and the lines it fetched pushed the memtable out of
-//! the shared cache). On x86-64 a slot is written with non-temporal stores, which go to
-//! memory without either.
+//! a SET is served from memory while the writer pays about one cache-line write for it.
 //!
 //! The slots hold opaque byte strings (the root cache's entries) of at most
 //! [`MAX_BYTES`]. The array is allocated on the first put, so a database whose roots are
@@ -86,49 +80,19 @@ impl WrittenRoots {
         self.bytes = None;
     }
 
-    /// Writes the first `lines` lines of `image` over the slot of `hash` (`slots` > 0).
+    /// Writes the first `lines` lines of `image` over the slot of `hash` (`slots` > 0): only
+    /// the lines its length needs, the rest of the slot being unread.
     fn write(&mut self, hash: u64, image: &[u8; SLOT_BYTES], lines: usize) {
         let total = self.slots * SLOT_BYTES + LINE_BYTES;
-        let mut bytes = self
+        let bytes = self
             .bytes
             .take()
             .unwrap_or_else(|| vec![0; total].into_boxed_slice());
         let start = self.slot_start(&bytes, hash);
-        stream(&mut bytes[start..start + lines * LINE_BYTES], image);
-        self.bytes = Some(bytes);
+        let len = lines * LINE_BYTES;
+        let bytes = self.bytes.insert(bytes);
+        bytes[start..start + len].copy_from_slice(&image[..len]);
     }
-}
-
-/// Copies the start of `image` over `lines`, whole cache lines starting on a line boundary,
-/// with non-temporal stores; fenced, so that they are seen before any later store (the
-/// shard lock's release).
-#[cfg(target_arch = "x86_64")]
-fn stream(lines: &mut [u8], image: &[u8; SLOT_BYTES]) {
-    use std::arch::x86_64::{__m128i, _mm_set_epi64x, _mm_sfence, _mm_stream_si128};
-    assert!(lines.len() <= SLOT_BYTES && lines.len().is_multiple_of(LINE_BYTES));
-    assert!((lines.as_ptr() as usize).is_multiple_of(LINE_BYTES));
-    let dst = lines.as_mut_ptr().cast::<__m128i>();
-    let word = |at: usize| {
-        let mut w = [0; 8];
-        w.copy_from_slice(&image[at..at + 8]);
-        i64::from_le_bytes(w)
-    };
-    #[allow(unsafe_code)]
-    // SAFETY: SSE2 is part of x86-64, so its intrinsics run on every x86-64 processor.
-    // Each store writes 16 bytes at `dst + i`, within `lines` (borrowed exclusively, `i`
-    // below its length in 16-byte chunks) and 16-byte aligned (`lines` starts on a line).
-    unsafe {
-        for i in 0..lines.len() / 16 {
-            _mm_stream_si128(dst.add(i), _mm_set_epi64x(word(i * 16 + 8), word(i * 16)));
-        }
-        _mm_sfence();
-    }
-}
-
-/// Copies the start of `image` over `lines` (other targets: ordinary stores).
-#[cfg(not(target_arch = "x86_64"))]
-fn stream(lines: &mut [u8], image: &[u8; SLOT_BYTES]) {
-    lines.copy_from_slice(&image[..lines.len()]);
 }
 
 #[cfg(test)]
