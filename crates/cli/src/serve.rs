@@ -72,6 +72,11 @@ pub struct ServeArgs {
     /// write replaces them; half for each; 0 turns it off [default: 128].
     #[arg(long, env = "DOCDB_ROOT_CACHE_MB")]
     pub root_cache_mb: Option<usize>,
+    /// Whether that memory keeps the values of keys just written: `on` (a GET after a SET
+    /// skips RocksDB; each write stores its value in memory too) or `off` (all of it for
+    /// keys read more than once) [default: on].
+    #[arg(long, env = "DOCDB_CACHE_WRITTEN")]
+    pub cache_written: Option<String>,
     /// RocksDB memtable size in MiB [default: 64].
     #[arg(long, env = "DOCDB_WRITE_BUFFER_MB")]
     pub write_buffer_mb: Option<usize>,
@@ -127,6 +132,7 @@ impl ServeArgs {
             history_retention: self.history_retention.or(file.history_retention),
             block_cache_mb: self.block_cache_mb.or(file.block_cache_mb),
             root_cache_mb: self.root_cache_mb.or(file.root_cache_mb),
+            cache_written: self.cache_written.or(file.cache_written),
             write_buffer_mb: self.write_buffer_mb.or(file.write_buffer_mb),
             huge_pages: self.huge_pages.or(file.huge_pages),
             compaction: self.compaction.or(file.compaction),
@@ -146,6 +152,7 @@ struct Settings {
     runtime: RuntimeConfig,
     history_retention: Duration,
     root_cache_bytes: usize,
+    cache_written_roots: bool,
     rocks: RocksConfig,
 }
 
@@ -214,6 +221,11 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         root_cache_bytes: args
             .root_cache_mb
             .map_or(docdb::DEFAULT_ROOT_CACHE_BYTES, |mb| mb << 20),
+        cache_written_roots: match args.cache_written.as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => bail!("--cache-written must be on or off, not {other:?}"),
+        },
         rocks,
     })
 }
@@ -269,6 +281,7 @@ fn open_store(settings: &Settings) -> anyhow::Result<Store<RocksEngine>> {
     let options = DocDbOptions {
         history_retention: settings.history_retention,
         root_cache_bytes: settings.root_cache_bytes,
+        cache_written_roots: settings.cache_written_roots,
         // Durability is the server's group commit (`Core::commit_wal`), not per write.
         sync_writes: false,
         ..DocDbOptions::default()

@@ -179,6 +179,7 @@ fn bad_settings_are_refused_with_a_clear_error() {
         vec!["--fsync", "sometimes"],
         vec!["--listen", "not-an-address"],
         vec!["--huge-pages", "always"],
+        vec!["--cache-written", "sometimes"],
     ] {
         let out = Command::new(docdb())
             .arg("serve")

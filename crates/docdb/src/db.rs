@@ -164,9 +164,13 @@ pub struct DocDbOptions {
     /// Memory for the newest records at recently read or written document roots (a Redis
     /// string's value, a collection's root and length), which reads at or after their time
     /// then take from memory: half for roots read more than once, half for roots a
-    /// `write_now` wrote; 0 turns it off. Fixed when the database opens (default
-    /// [`DEFAULT_ROOT_CACHE_BYTES`]).
+    /// `write_now` wrote (all for the first without `cache_written_roots`); 0 turns it off.
+    /// Fixed when the database opens (default [`DEFAULT_ROOT_CACHE_BYTES`]).
     pub root_cache_bytes: usize,
+    /// Whether the root cache keeps what a `write_now` writes at a root (a GET after a SET
+    /// is then served from memory, for about one cache line written per root; default
+    /// true), or only roots read more than once.
+    pub cache_written_roots: bool,
 }
 
 impl Default for DocDbOptions {
@@ -177,6 +181,7 @@ impl Default for DocDbOptions {
             history_retention: DEFAULT_HISTORY_RETENTION,
             sync_writes: true,
             root_cache_bytes: DEFAULT_ROOT_CACHE_BYTES,
+            cache_written_roots: true,
         }
     }
 }
@@ -902,7 +907,11 @@ impl<E: Engine> DocDb<E> {
             // (the shell's `@1000`), so the first scans may keep their runs.
             None => HybridTime(0),
         };
-        let roots = RootCache::new(options.root_cache_bytes, ceiling);
+        let roots = RootCache::new(
+            options.root_cache_bytes,
+            options.cache_written_roots,
+            ceiling,
+        );
         let db = DocDb {
             engine,
             write_flags: WriteFlags::of(&options),

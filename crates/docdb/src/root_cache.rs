@@ -381,7 +381,7 @@ impl Shard {
 /// Encoded DocKey → what is kept of that document (see the module docs).
 pub(crate) struct RootCache {
     shards: Box<[Mutex<Shard>]>,
-    /// Bytes each shard may hold of roots read (its roots written take as much again).
+    /// Bytes each shard may hold of roots read (its roots written have their own).
     shard_budget: usize,
     /// Batches counted so far: once when applied here, once when landed.
     commits: AtomicU64,
@@ -398,13 +398,15 @@ pub(crate) fn is_counter_path(path: &[u8], doc_key_len: usize) -> bool {
 }
 
 impl RootCache {
-    /// A cache holding up to about `bytes` (0 keeps nothing), for an engine whose records
-    /// are no newer than `ceiling`.
-    pub(crate) fn new(bytes: usize, ceiling: HybridTime) -> Self {
-        let shard_budget = bytes / 2 / SHARDS;
+    /// A cache holding up to about `bytes` (0 keeps nothing), half of them for roots
+    /// written if it keeps them (`written`), for an engine whose records are no newer than
+    /// `ceiling`.
+    pub(crate) fn new(bytes: usize, written: bool, ceiling: HybridTime) -> Self {
+        let written_budget = if written { bytes / 2 / SHARDS } else { 0 };
+        let shard_budget = bytes / SHARDS - written_budget;
         RootCache {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(Shard::new(shard_budget, shard_budget)))
+                .map(|_| Mutex::new(Shard::new(shard_budget, written_budget)))
                 .collect(),
             shard_budget,
             commits: AtomicU64::new(0),
@@ -751,7 +753,7 @@ mod tests {
         let ht = HybridTime::from_micros(1_000);
         let value = Value::new(PrimitiveValue::String(b"v".to_vec())).encode();
         for tombstone_first in [true, false] {
-            let cache = RootCache::new(1 << 20, HybridTime::from_micros(1));
+            let cache = RootCache::new(1 << 20, true, HybridTime::from_micros(1));
             let (tombstone_id, value_id) = if tombstone_first { (1, 0) } else { (0, 1) };
             let mut batch = WriteBatch::default();
             let tombstone = (
@@ -784,7 +786,7 @@ mod tests {
     fn a_lone_value_of_a_write_now_batch_is_added() {
         let doc_key = DocKey::with_hash(7, vec![KeyEntryValue::string("k")], vec![]).encode();
         let ht = HybridTime::from_micros(1_000);
-        let cache = RootCache::new(1 << 20, HybridTime::from_micros(1));
+        let cache = RootCache::new(1 << 20, true, HybridTime::from_micros(1));
         let value = Value::new(PrimitiveValue::String(b"v".to_vec())).encode();
         let mut batch = WriteBatch::default();
         batch.put(root_key(&doc_key, DocHybridTime::new(ht, 0)), value);

@@ -321,7 +321,15 @@ fn reopen_with(engine: MemEngine, options: DocDbOptions) -> DocDb<MemEngine> {
 /// A reopen, then a wait until the clock passes the ceiling stored with the data (from
 /// then on, readers keep what they read).
 fn reopen_and_wait(db: DocDb<MemEngine>) -> DocDb<MemEngine> {
-    let db = reopen(db.into_engine());
+    reopen_and_wait_with(db, true)
+}
+
+fn reopen_and_wait_with(db: DocDb<MemEngine>, cache_written_roots: bool) -> DocDb<MemEngine> {
+    let options = DocDbOptions {
+        cache_written_roots,
+        ..DocDbOptions::default()
+    };
+    let db = reopen_with(db.into_engine(), options);
     std::thread::sleep(std::time::Duration::from_millis(150));
     db
 }
@@ -534,6 +542,26 @@ fn a_root_written_is_read_from_the_cache_until_replaced() {
         assert_eq!(cached(db.safe_time()), None, "after {value:?}");
         assert_eq!(reader_root(&db, &k, db.safe_time()), expected);
     }
+}
+
+/// Without `cache_written_roots` a write adds nothing; a root is kept from its second read.
+#[test]
+fn roots_written_are_not_cached_when_turned_off() {
+    let db = open_with(DocDbOptions {
+        cache_written_roots: false,
+        ..DocDbOptions::default()
+    });
+    let k = doc_key("k");
+    write(&db, &[(&k, Value::new(string("1")))]);
+    let db = reopen_and_wait_with(db, false);
+    write(&db, &[(&k, Value::new(string("2")))]);
+    let at = db.safe_time();
+    assert_eq!(db.cached_root(&k, &ReadOptions::at(at)), None);
+    for _ in 0..2 {
+        assert_eq!(reader_root(&db, &k, at), Some(string("2")));
+    }
+    let cached = db.cached_root(&k, &ReadOptions::at(at)).map(|r| r.payload);
+    assert_eq!(cached, Some(string("2")), "kept from the second read");
 }
 
 /// A write outside `write_now` (which may write the past) adds nothing, but replaces or
