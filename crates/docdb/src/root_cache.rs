@@ -390,6 +390,8 @@ pub(crate) struct RootCache {
     unlanded: AtomicU64,
     /// The newest hybrid time of every batch applied (or stored before the engine opened).
     newest: AtomicU64,
+    /// Whether roots written are kept (`write_now`'s batches add them).
+    adds_written: bool,
 }
 
 /// Whether `path` is the counter subkey of the document whose DocKey is `doc_key_len` long.
@@ -412,6 +414,7 @@ impl RootCache {
             commits: AtomicU64::new(0),
             unlanded: AtomicU64::new(0),
             newest: AtomicU64::new(ceiling.0),
+            adds_written: written,
         }
     }
 
@@ -603,7 +606,7 @@ impl RootCache {
             return true;
         }
         let mut adds = Adds {
-            newest: (!direct && newest.0 >= before).then_some(newest),
+            newest: (self.adds_written && !direct && newest.0 >= before).then_some(newest),
             hidden: Vec::new(),
         };
         for (op, doc_key) in batch.records() {
@@ -634,12 +637,13 @@ impl RootCache {
         adds: &mut Adds<'b>,
     ) {
         let (mut shard, hash) = self.shard(doc_key);
+        let seen = shard.seen(hash);
+        if !seen && adds.newest.is_none() && shard.written.is_empty() {
+            // Nothing kept of the root, nothing to add.
+            return;
+        }
         let written = value.and_then(|v| Some((lasting_time(time, v)?, v)));
-        if let Some(kept) = shard
-            .seen(hash)
-            .then(|| shard.root(doc_key).map(Entry::time))
-            .flatten()
-        {
+        if let Some(kept) = seen.then(|| shard.root(doc_key).map(Entry::time)).flatten() {
             match written {
                 // The same time replaces the same engine key.
                 Some((time, value)) if time >= kept => {

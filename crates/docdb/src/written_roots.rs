@@ -68,6 +68,11 @@ impl WrittenRoots {
         true
     }
 
+    /// Whether nothing was put since the slots were made or last all emptied.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bytes.is_none()
+    }
+
     /// Empties the slot of `hash`.
     pub(crate) fn clear(&mut self, hash: u64) {
         if self.bytes.is_some() {
