@@ -338,7 +338,10 @@ impl Shard {
     /// Holds `time` and `value` as the written root of `doc_key` (whose hash is `hash`), or,
     /// if they do not fit a slot, empties the slot.
     fn put_written(&mut self, hash: u64, doc_key: &[u8], time: DocHybridTime, value: &[u8]) {
-        let put = entry_parts(doc_key, time, value, |parts| self.written.put(hash, parts));
+        let put = entry_parts(doc_key, time, value, |parts| {
+            self.written
+                .put(hash, parts, |entry| key_hash(EntryRef(entry).path()))
+        });
         if !put {
             self.written.clear(hash);
         }
