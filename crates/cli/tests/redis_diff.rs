@@ -1842,6 +1842,31 @@ fn random_pipelines_match_redis_with_a_writer_thread() {
     run_seeds_with("pipelines, writer thread", false, &flags, random_pipelines);
 }
 
+/// The same with `--cache-written on`: what each write stores at a key is also kept in
+/// memory, and reads (point-in-time ones included) take it from there.
+#[test]
+fn random_pipelines_match_redis_with_written_keys_cached() {
+    let flags = ["--cache-written", "on", "--writer-thread", "on"];
+    run_seeds_with(
+        "pipelines, written keys cached",
+        false,
+        &flags,
+        random_pipelines,
+    );
+}
+
+/// Single commands with `--cache-written on`.
+#[test]
+fn random_commands_match_redis_with_written_keys_cached() {
+    let flags = ["--cache-written", "on"];
+    run_seeds_with(
+        "commands, written keys cached",
+        false,
+        &flags,
+        random_commands,
+    );
+}
+
 fn random_pipelines(pair: &mut Pair, rng: &mut Rng, now: u64, ops: usize) {
     let mut step = 1;
     while step <= ops && pair.mismatches.len() < MAX_MISMATCHES {

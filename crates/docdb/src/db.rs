@@ -168,8 +168,8 @@ pub struct DocDbOptions {
     /// Fixed when the database opens (default [`DEFAULT_ROOT_CACHE_BYTES`]).
     pub root_cache_bytes: usize,
     /// Whether the root cache keeps what a `write_now` writes at a root (a GET after a SET
-    /// is then served from memory, for about one cache line written per root; default
-    /// true), or only roots read more than once.
+    /// is then served from memory, for about one cache line written per root), or only
+    /// roots read more than once (default: every write stays as cheap as it was).
     pub cache_written_roots: bool,
 }
 
@@ -181,7 +181,7 @@ impl Default for DocDbOptions {
             history_retention: DEFAULT_HISTORY_RETENTION,
             sync_writes: true,
             root_cache_bytes: DEFAULT_ROOT_CACHE_BYTES,
-            cache_written_roots: true,
+            cache_written_roots: false,
         }
     }
 }
