@@ -371,13 +371,18 @@ impl Shard {
         }
     }
 
-    /// The time of the root of `doc_key` (whose hash is `hash`), kept or written.
-    fn root_time(&self, hash: u64, doc_key: &[u8]) -> Option<DocHybridTime> {
+    /// The root of `doc_key` (whose hash is `hash`), kept or written.
+    fn any_root(&self, hash: u64, doc_key: &[u8]) -> Option<EntryRef<'_>> {
         let read = self.seen(hash).then(|| self.root(doc_key)).flatten();
         match read {
-            Some(entry) => Some(entry.time()),
-            None => self.written_root(hash, doc_key).map(EntryRef::time),
+            Some(entry) => Some(entry.get()),
+            None => self.written_root(hash, doc_key),
         }
+    }
+
+    /// The time of [`Self::any_root`].
+    fn root_time(&self, hash: u64, doc_key: &[u8]) -> Option<DocHybridTime> {
+        self.any_root(hash, doc_key).map(EntryRef::time)
     }
 }
 
@@ -502,11 +507,7 @@ impl RootCache {
         read_ht: HybridTime,
     ) -> Option<(VisibleRecord, RootLevel)> {
         let (shard, hash) = self.shard(doc_key);
-        let read = shard.seen(hash).then(|| shard.root(doc_key)).flatten();
-        let entry = match read {
-            Some(entry) => entry.get(),
-            None => shard.written_root(hash, doc_key)?,
-        };
+        let entry = shard.any_root(hash, doc_key)?;
         let time = entry.time();
         if time.ht > read_ht {
             return None;
