@@ -662,7 +662,7 @@ impl RootCache {
         }
         if adds.newest.is_some() {
             // The newest record at the root, or one that hides it: whatever the slot held
-            // goes, unread (a write to memory not in the cache then costs no wait).
+            // goes, another root's record included.
             match written {
                 Some((time, value)) if adds.allows(doc_key, time) => {
                     shard.put_written(hash, doc_key, time, value);

@@ -51,8 +51,7 @@ impl WrittenRoots {
         // The high bits pick the shard and the low ones a doorkeeper bit: mix them.
         let mixed = hash.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let index = (mixed >> 32) as usize & (slots - 1);
-        let address = bytes.as_ptr() as usize;
-        address.next_multiple_of(LINE_BYTES) - address + index * SLOT_BYTES
+        first_line(bytes) + index * SLOT_BYTES
     }
 
     /// What the slot of `hash` holds, if anything.
@@ -131,8 +130,7 @@ impl WrittenRoots {
         };
         let slots = self.slots * 2;
         let mut bytes = vec![0; slots * SLOT_BYTES + LINE_BYTES].into_boxed_slice();
-        let address = old.as_ptr() as usize;
-        let base = address.next_multiple_of(LINE_BYTES) - address;
+        let base = first_line(&old);
         let mut filled = 0;
         for slot in old[base..base + self.slots * SLOT_BYTES].chunks_exact(SLOT_BYTES) {
             let len = usize::from(slot[0]);
@@ -148,6 +146,12 @@ impl WrittenRoots {
         self.slots = slots;
         self.filled = filled;
     }
+}
+
+/// Where the first cache line that starts in `bytes` starts (slots start on lines).
+fn first_line(bytes: &[u8]) -> usize {
+    let address = bytes.as_ptr() as usize;
+    address.next_multiple_of(LINE_BYTES) - address
 }
 
 #[cfg(test)]
