@@ -24,12 +24,10 @@ pub(crate) const MAX_BYTES: usize = SLOT_BYTES - 1;
 pub(crate) struct WrittenRoots {
     /// The most slots the budget holds (a power of two, or 0).
     max_slots: usize,
-    /// Slots in `bytes` (a power of two).
-    slots: usize,
     /// Slots holding something.
     filled: usize,
-    /// `slots * SLOT_BYTES` bytes from the first line boundary in it, once something was
-    /// put; a slot whose first byte is 0 is empty.
+    /// The slots (a power of two of them) from the first line boundary in it, once
+    /// something was put ([`new_slots`]); a slot whose first byte is 0 is empty.
     bytes: Option<Box<[u8]>>,
 }
 
@@ -40,24 +38,28 @@ impl WrittenRoots {
         let max_slots = if fit == 0 { 0 } else { 1 << fit.ilog2() };
         WrittenRoots {
             max_slots,
-            slots: 0,
             filled: 0,
             bytes: None,
         }
     }
 
-    /// Where the slot of `hash` starts in `bytes`, of `slots` slots.
-    fn slot_start(bytes: &[u8], slots: usize, hash: u64) -> usize {
+    /// Slots in the array now (0 before the first put).
+    fn slots(&self) -> usize {
+        self.bytes.as_deref().map_or(0, slots_in)
+    }
+
+    /// Where the slot of `hash` starts in `bytes`.
+    fn slot_start(bytes: &[u8], hash: u64) -> usize {
         // The high bits pick the shard and the low ones a doorkeeper bit: mix them.
         let mixed = hash.rotate_left(29).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let index = (mixed >> 32) as usize & (slots - 1);
+        let index = (mixed >> 32) as usize & (slots_in(bytes) - 1);
         first_line(bytes) + index * SLOT_BYTES
     }
 
     /// What the slot of `hash` holds, if anything.
     pub(crate) fn get(&self, hash: u64) -> Option<&[u8]> {
         let bytes = self.bytes.as_deref()?;
-        let slot = &bytes[Self::slot_start(bytes, self.slots, hash)..][..SLOT_BYTES];
+        let slot = &bytes[Self::slot_start(bytes, hash)..][..SLOT_BYTES];
         let len = usize::from(slot[0]);
         (len > 0).then(|| &slot[1..1 + len])
     }
@@ -75,12 +77,9 @@ impl WrittenRoots {
         if self.max_slots == 0 || len == 0 || len > MAX_BYTES {
             return false;
         }
-        let slots = self.slots.max(FIRST_SLOTS.min(self.max_slots));
-        let bytes = self
-            .bytes
-            .get_or_insert_with(|| vec![0; slots * SLOT_BYTES + LINE_BYTES].into_boxed_slice());
-        self.slots = slots;
-        let start = Self::slot_start(bytes, slots, hash);
+        let first = FIRST_SLOTS.min(self.max_slots);
+        let bytes = self.bytes.get_or_insert_with(|| new_slots(first));
+        let start = Self::slot_start(bytes, hash);
         // Only the lines the length needs: the rest of the slot is never read.
         let slot = &mut bytes[start..start + (1 + len).next_multiple_of(LINE_BYTES)];
         let was_empty = slot[0] == 0;
@@ -92,7 +91,8 @@ impl WrittenRoots {
         }
         if was_empty {
             self.filled += 1;
-            if self.filled * 2 > self.slots && self.slots < self.max_slots {
+            let slots = self.slots();
+            if self.filled * 2 > slots && slots < self.max_slots {
                 self.double(hash_of);
             }
         }
@@ -106,9 +106,8 @@ impl WrittenRoots {
 
     /// Empties the slot of `hash`.
     pub(crate) fn clear(&mut self, hash: u64) {
-        let slots = self.slots;
         if let Some(bytes) = self.bytes.as_deref_mut() {
-            let start = Self::slot_start(bytes, slots, hash);
+            let start = Self::slot_start(bytes, hash);
             if bytes[start] != 0 {
                 bytes[start] = 0;
                 self.filled -= 1;
@@ -119,7 +118,6 @@ impl WrittenRoots {
     /// Empties every slot (and gives their memory back).
     pub(crate) fn clear_all(&mut self) {
         self.bytes = None;
-        self.slots = 0;
         self.filled = 0;
     }
 
@@ -128,24 +126,32 @@ impl WrittenRoots {
         let Some(old) = self.bytes.take() else {
             return;
         };
-        let slots = self.slots * 2;
-        let mut bytes = vec![0; slots * SLOT_BYTES + LINE_BYTES].into_boxed_slice();
+        let mut bytes = new_slots(slots_in(&old) * 2);
         let base = first_line(&old);
         let mut filled = 0;
-        for slot in old[base..base + self.slots * SLOT_BYTES].chunks_exact(SLOT_BYTES) {
+        for slot in old[base..base + slots_in(&old) * SLOT_BYTES].chunks_exact(SLOT_BYTES) {
             let len = usize::from(slot[0]);
             if len == 0 {
                 continue;
             }
-            let start = Self::slot_start(&bytes, slots, hash_of(&slot[1..1 + len]));
+            let start = Self::slot_start(&bytes, hash_of(&slot[1..1 + len]));
             let target = &mut bytes[start..start + SLOT_BYTES];
             filled += usize::from(target[0] == 0);
             target.copy_from_slice(slot);
         }
         self.bytes = Some(bytes);
-        self.slots = slots;
         self.filled = filled;
     }
+}
+
+/// Empty slots, `slots` of them, with room to start them on a cache line.
+fn new_slots(slots: usize) -> Box<[u8]> {
+    vec![0; slots * SLOT_BYTES + LINE_BYTES].into_boxed_slice()
+}
+
+/// The slots in `bytes` (made by [`new_slots`]).
+fn slots_in(bytes: &[u8]) -> usize {
+    (bytes.len() - LINE_BYTES) / SLOT_BYTES
 }
 
 /// Where the first cache line that starts in `bytes` starts (slots start on lines).
@@ -238,9 +244,9 @@ mod tests {
         for (i, &hash) in hashes.iter().enumerate() {
             assert!(put(&mut slots, hash, &i.to_le_bytes()));
             assert_eq!(held(&slots, hash), Some(&i.to_le_bytes()[..]));
-            assert!(slots.slots <= 8 * FIRST_SLOTS, "over the budget");
+            assert!(slots.slots() <= 8 * FIRST_SLOTS, "over the budget");
         }
-        assert_eq!(slots.slots, 8 * FIRST_SLOTS, "doubled to the budget");
+        assert_eq!(slots.slots(), 8 * FIRST_SLOTS, "doubled to the budget");
         let mut found = 0;
         for (i, &hash) in hashes.iter().enumerate() {
             if let Some(bytes) = held(&slots, hash) {
