@@ -68,14 +68,15 @@ pub struct ServeArgs {
     #[arg(long, env = "DOCDB_BLOCK_CACHE_MB")]
     pub block_cache_mb: Option<usize>,
     /// Memory in MiB for the newest values of keys read more than once (strings, and
-    /// collections' roots and lengths) and of keys just written, served from memory until a
-    /// write replaces them; half for each; 0 turns it off [default: 128].
+    /// collections' roots and lengths), and with `--cache-written on` of keys just written
+    /// (half for each), served from memory until a write replaces them; 0 turns it off
+    /// [default: 128].
     #[arg(long, env = "DOCDB_ROOT_CACHE_MB")]
     pub root_cache_mb: Option<usize>,
     /// Whether that memory keeps the values of keys just written: `on` (half of it: a GET
     /// after a SET skips RocksDB, and each write also stores its value in memory, which
-    /// costs writes about 5-15%) or `off` (all of it for keys read more than once)
-    /// [default: off].
+    /// cost SET about 5% without pipelining and 17% at `-P 16` in BENCHMARKS.md) or `off`
+    /// (all of it for keys read more than once) [default: off].
     #[arg(long, env = "DOCDB_CACHE_WRITTEN")]
     pub cache_written: Option<String>,
     /// RocksDB memtable size in MiB [default: 64].

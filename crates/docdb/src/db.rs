@@ -47,8 +47,9 @@ const MAX_REPACK_ROUNDS: usize = 4;
 /// [`DocDb::maintain`] flushes at most this often (with a history retention near 0).
 const MIN_MAINTAIN_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Default budget of the root cache ([`DocDbOptions::root_cache_bytes`]): about 450 000
-/// short Redis strings read more than once, and 512 Ki slots of roots written.
+/// Default budget of the root cache ([`DocDbOptions::root_cache_bytes`]): about 900 000
+/// short Redis strings read more than once (with `cache_written_roots`, half of that and
+/// 512 Ki slots of roots written).
 pub const DEFAULT_ROOT_CACHE_BYTES: usize = 128 << 20;
 
 /// YugabyteDB's default history retention (`timestamp_history_retention_interval_sec`).
