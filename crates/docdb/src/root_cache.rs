@@ -194,8 +194,9 @@ const MIN_SEEN_BITS: usize = 1 << 16;
 /// one bit per hash of the DocKeys read recently. A root read is kept only when read a
 /// second time (its bit set by the first), so a stream of keys read once (a uniform random
 /// read load larger than the cache) costs a bit each, not an entry; and a key whose bit is
-/// clear has no entry, so reads of it skip the table. The doorkeeper has several bits per
-/// entry the budget holds, so that the bits of kept roots never fill it.
+/// clear has no entry, so reads of it skip the table. When half the bits are set they start
+/// over with only the kept keys', at least four bits per kept key, so that those never
+/// fill it.
 ///
 /// Roots a `write_now` wrote go to `written` instead, unless kept in `roots` already: a
 /// root is in one of the two at most.
@@ -213,27 +214,14 @@ fn key_hash(doc_key: &[u8]) -> u64 {
     FxBuildHasher.hash_one(doc_key)
 }
 
-/// The fewest bytes an entry can take: its overhead, the path length, the shortest DocKey,
-/// the time and a one-byte value.
-const MIN_ENTRY_BYTES: usize = ENTRY_OVERHEAD + 4 + 4 + 12 + 1;
-
-/// Doorkeeper bits of a shard with `budget` bytes: a power of two, at least four per entry
-/// the budget holds (half of them fill before the bits start over, and the kept roots'
-/// bits stay), and at least [`MIN_SEEN_BITS`].
-fn seen_bits(budget: usize) -> usize {
-    (budget / MIN_ENTRY_BYTES * 4)
-        .max(MIN_SEEN_BITS)
-        .next_power_of_two()
-}
-
 impl Shard {
-    /// A shard of `budget` bytes for roots read and `written_budget` for roots written.
-    fn new(budget: usize, written_budget: usize) -> Self {
+    /// A shard with `written_budget` bytes for roots written.
+    fn new(written_budget: usize) -> Self {
         Shard {
             roots: HashSet::default(),
             counters: FxHashMap::default(),
             bytes: 0,
-            seen: vec![0; seen_bits(budget) / 64].into_boxed_slice(),
+            seen: vec![0; MIN_SEEN_BITS / 64].into_boxed_slice(),
             seen_count: 0,
             written: WrittenRoots::new(written_budget),
         }
@@ -245,7 +233,7 @@ impl Shard {
         self.roots = HashSet::default();
         self.counters = FxHashMap::default();
         self.bytes = 0;
-        self.seen.fill(0);
+        self.seen = vec![0; MIN_SEEN_BITS / 64].into_boxed_slice();
         self.seen_count = 0;
     }
 
@@ -265,11 +253,14 @@ impl Shard {
             return;
         }
         if self.seen_count >= self.seen_bits() / 2 {
-            self.seen.fill(0);
-            self.seen_count = 0;
             let roots = self.roots.iter().map(|e| key_hash(e.path()));
             let counters = self.counters.keys().map(|doc_key| key_hash(doc_key));
             let kept: Vec<u64> = roots.chain(counters).collect();
+            // At least four bits per kept key: else the kept keys' bits alone soon fill half
+            // again, and every first read would start over, a pass over every kept key.
+            let bits = (kept.len() * 4).max(self.seen_bits()).next_power_of_two();
+            self.seen = vec![0; bits / 64].into_boxed_slice();
+            self.seen_count = 0;
             for hash in kept {
                 self.set_bit(hash);
             }
@@ -416,7 +407,7 @@ impl RootCache {
         let shard_budget = bytes / SHARDS - written_budget;
         RootCache {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(Shard::new(shard_budget, written_budget)))
+                .map(|_| Mutex::new(Shard::new(written_budget)))
                 .collect(),
             shard_budget,
             commits: AtomicU64::new(0),
@@ -785,6 +776,29 @@ mod tests {
             // Either way the tombstone is in the batch: nothing is kept (conservatively so
             // when the value is the newer record).
             assert_eq!(kept, None, "tombstone first: {tombstone_first}");
+        }
+    }
+
+    /// With more kept roots than a quarter of the doorkeeper's bits, a first read that
+    /// starts the bits over grows them: every kept root's bit stays set, and the bits do
+    /// not fill half again before many more first reads.
+    #[test]
+    fn the_doorkeeper_grows_with_the_kept_roots() {
+        let mut shard = Shard::new(0);
+        let kept = 40_000;
+        let time = DocHybridTime::new(HybridTime::from_micros(1), 0);
+        for i in 0..kept {
+            let path = format!("root {i}");
+            shard.insert_root(Entry::new(path.as_bytes(), time, b"S"), usize::MAX);
+        }
+        for i in 0..200_000u64 {
+            shard.mark_seen(key_hash(format!("read {i}").as_bytes()));
+        }
+        assert!(shard.seen_bits() >= 4 * kept, "{} bits", shard.seen_bits());
+        assert!(shard.seen_count < shard.seen_bits() / 2);
+        for i in 0..kept {
+            let hash = key_hash(format!("root {i}").as_bytes());
+            assert!(shard.seen(hash), "kept root {i} lost its bit");
         }
     }
 
