@@ -338,11 +338,11 @@ impl Shard {
         }
     }
 
-    /// Keeps `counter` for the kept root of `doc_key` (within the budget, else not at all).
-    fn set_counter(&mut self, doc_key: &[u8], counter: Entry, budget: usize) {
+    /// Keeps `counter` for the root (kept or written) of `doc_key`, whose hash is `hash`
+    /// (within the budget, else not at all).
+    fn set_counter(&mut self, doc_key: &[u8], hash: u64, counter: Entry, budget: usize) {
         let bytes = counter.bytes() + doc_key.len();
         let fits = |used: usize| used + bytes <= budget;
-        let hash = key_hash(doc_key);
         if self.root_time(hash, doc_key).is_none() {
             self.remove_counter(doc_key);
         } else if let Some(old) = self.counters.get_mut(doc_key) {
@@ -425,10 +425,11 @@ impl RootCache {
         (shard, hash)
     }
 
-    /// The shard of `doc_key`, locked, if the key may have an entry there.
-    fn shard_with(&self, doc_key: &[u8]) -> Option<MutexGuard<'_, Shard>> {
+    /// The shard of `doc_key`, locked, and the key's hash, if the key's doorkeeper bit is
+    /// set (as it is for every key with a counter, or a root read more than once).
+    fn shard_with(&self, doc_key: &[u8]) -> Option<(MutexGuard<'_, Shard>, u64)> {
         let (shard, hash) = self.shard(doc_key);
-        shard.seen(hash).then_some(shard)
+        shard.seen(hash).then_some((shard, hash))
     }
 
     fn newest(&self) -> HybridTime {
@@ -510,11 +511,8 @@ impl RootCache {
     /// The counter of `doc_key` as a read at `read_ht` sees it, if kept (and newer than the
     /// root, which would hide it otherwise).
     pub(crate) fn counter(&self, doc_key: &[u8], read_ht: HybridTime) -> Option<VisibleRecord> {
-        let (shard, hash) = self.shard(doc_key);
         // A counter's bit is set (its root may be a written one, with no bit of its own).
-        if !shard.seen(hash) {
-            return None;
-        }
+        let (shard, hash) = self.shard_with(doc_key)?;
         let counter = shard.counters.get(doc_key)?;
         let root = shard.root_time(hash, doc_key)?;
         let time = counter.time();
@@ -573,7 +571,7 @@ impl RootCache {
         });
         if matches {
             let entry = Entry::new(doc_key, record.time, &value_bytes(record));
-            shard.set_counter(doc_key, entry, self.shard_budget);
+            shard.set_counter(doc_key, hash, entry, self.shard_budget);
         }
     }
 
@@ -678,7 +676,7 @@ impl RootCache {
 
     /// A record written at the counter of `doc_key`: kept if it is newer than the kept one.
     fn counter_written(&self, doc_key: &[u8], time: &[u8], value: Option<&[u8]>) {
-        let Some(mut shard) = self.shard_with(doc_key) else {
+        let Some((mut shard, hash)) = self.shard_with(doc_key) else {
             return;
         };
         let Some(old) = shard.counters.get(doc_key).map(Entry::time) else {
@@ -690,7 +688,7 @@ impl RootCache {
         match written {
             Some((time, value)) if time > old => {
                 let entry = Entry::new(doc_key, time, value);
-                shard.set_counter(doc_key, entry, self.shard_budget);
+                shard.set_counter(doc_key, hash, entry, self.shard_budget);
             }
             _ => shard.remove_counter(doc_key),
         }
@@ -802,8 +800,8 @@ mod tests {
         }
     }
 
-    /// A value after an older tombstone in its batch is not added either (the batch hid the
-    /// root), but a value alone is.
+    /// A lone value of a `write_now` batch is added; a value written outside `write_now`
+    /// is not.
     #[test]
     fn a_lone_value_of_a_write_now_batch_is_added() {
         let doc_key = DocKey::with_hash(7, vec![KeyEntryValue::string("k")], vec![]).encode();
