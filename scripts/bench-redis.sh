@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares `docdb serve` with redis-server under redis-benchmark, without pipelining and with
-# -P 16, and prints markdown tables of requests per second; then what RocksDB alone does of SET
-# and GET (`docdb-bench redis-floor`), the bound on what docdb can reach.
+# -P 16, and prints markdown tables of requests per second; then what RocksDB alone does of
+# each command (`docdb-bench redis-floor`), the bound on what docdb can reach.
 #
 #   scripts/bench-redis.sh [-n N] [--redis-mode aof|plain|both] [-c CLIENTS] [--rounds R]
 #                          [--pipelines "1 16"] [--docdb-args "FLAGS"]
@@ -100,9 +100,15 @@ for pipeline in $pipelines; do
     for kind in "${kinds[@]}"; do run "$kind" "$pipeline" "$round"; done
   done
 done
-echo "==> RocksDB alone (docdb-bench redis-floor), -n $n" >&2
-"$CARGO_TARGET_DIR/release/docdb-bench" redis-floor -n "$n" -r 1000000 --dir "$work/floor" \
-  >"$work/floor.csv"
+# RocksDB alone: one write per command without pipelining, as the server makes; with it,
+# up to 256 commands per write, as the server's writer thread groups them.
+floor_batch() { if [ "$1" = 1 ]; then echo 1; else echo 256; fi; }
+for pipeline in $pipelines; do
+  echo "==> RocksDB alone (docdb-bench redis-floor), -n $n, --batch $(floor_batch "$pipeline")" >&2
+  rm -rf "$work/floor"
+  "$CARGO_TARGET_DIR/release/docdb-bench" redis-floor -n "$n" -r 1000000 -t "$tests" \
+    --batch "$(floor_batch "$pipeline")" --dir "$work/floor" >"$work/floor-P$pipeline.csv"
+done
 
 # The median over the rounds of command $3's rps against server $1 at pipeline $2.
 rps() {
@@ -147,13 +153,18 @@ done
 echo
 echo "## RocksDB alone: the bound on docdb"
 echo
-echo "\`docdb-bench redis-floor -n $n -r 1000000\`: the key/value bytes docdb stores for SET and"
-echo "reads for GET, one thread, no network, parsing or DocDB work (see crates/bench/src/redis_floor.rs)."
-echo
-echo "| command | RocksDB alone rps | RocksDB alone / Redis ${redis_kinds[0]} -P 16 | docdb -P 16 / RocksDB alone |"
-echo "|---|---:|---:|---:|"
-while IFS=, read -r command floor; do
-  r="$(rps "redis-${redis_kinds[0]}" 16 "$command")"
-  d="$(rps docdb 16 "$command")"
-  echo "| $command | $floor | $(ratio "$floor" "${r:-0}") | $(ratio "${d:-0}" "$floor") |"
-done <"$work/floor.csv"
+echo "\`docdb-bench redis-floor -n $n -r 1000000 --batch B\`: the RocksDB seeks and puts docdb cannot"
+echo "avoid for each command in its format, on one thread, with no network, parsing or DocDB work"
+echo "(see crates/bench/src/redis_floor.rs); B commands per write: 1 without pipelining, 256 with it."
+for pipeline in $pipelines; do
+  echo
+  echo "### -P $pipeline (--batch $(floor_batch "$pipeline"))"
+  echo
+  echo "| command | RocksDB alone rps | RocksDB alone / Redis ${redis_kinds[0]} | docdb / RocksDB alone |"
+  echo "|---|---:|---:|---:|"
+  while IFS=, read -r command floor; do
+    r="$(rps "redis-${redis_kinds[0]}" "$pipeline" "$command")"
+    d="$(rps docdb "$pipeline" "$command")"
+    echo "| $command | $floor | $(ratio "$floor" "${r:-0}") | $(ratio "${d:-0}" "$floor") |"
+  done <"$work/floor-P$pipeline.csv"
+done

@@ -29,7 +29,7 @@ enum Command {
     /// Packed vs unpacked table rows: inserts, full scans, point reads; a packed point read
     /// against a raw RocksDB get.
     Table(table::Args),
-    /// What RocksDB alone does of redis-benchmark's SET and GET (the server's bound).
+    /// What RocksDB alone does of redis-benchmark's commands (the server's bound).
     RedisFloor(redis_floor::Args),
 }
 
