@@ -1059,6 +1059,21 @@ impl<E: Engine> DocDb<E> {
             .map(|(record, _)| record)
     }
 
+    /// The record at `path` when it is a collection's counter (its DocKey, then the counter
+    /// subkey) that the root cache holds for reads with `opts`, as [`DocView::record`] would
+    /// return it: a length read without making a view (an iterator) at all. `None` for any
+    /// other path, or a counter the cache does not hold.
+    pub fn cached_counter(&self, path: &[u8], opts: &ReadOptions) -> Option<VisibleRecord> {
+        if opts.table_ttl.is_some() {
+            return None;
+        }
+        let doc_key_len = DocKey::encoded_len(path).ok()?;
+        if !is_counter_path(path, doc_key_len) {
+            return None;
+        }
+        self.roots.counter(path.get(..doc_key_len)?, opts.read_ht)
+    }
+
     /// Lookups in the document `doc_key` as of `opts.read_ht` through one iterator, reading
     /// the document's root once (a Redis command's type check and field lookups).
     pub fn view(&self, doc_key: &[u8], opts: ReadOptions) -> Result<DocView<'_, E>> {

@@ -279,6 +279,18 @@ fn cached_counters_match_uncached_reads() {
         view.record(l).expect("root");
         view.record(c).expect("counter")
     };
+    // A counter from the cache without a view, where the cache has it, is the same record.
+    let mut cached_hits = 0;
+    let mut check_cached = |c: &[u8], opts: &ReadOptions, fresh: &Option<_>, what: &str| {
+        if let Some(cached) = db.cached_counter(c, opts) {
+            cached_hits += 1;
+            assert_eq!(
+                Some(cached),
+                *fresh,
+                "seed {seed}: {what}, from the cache alone"
+            );
+        }
+    };
     for step in 0..4000 {
         let i = next(lists.len() as u64) as usize;
         let (l, c) = (&lists[i], &counters[i]);
@@ -304,6 +316,7 @@ fn cached_counters_match_uncached_reads() {
                 let mut view = db.view(l, ReadOptions::at(ht))?;
                 let read = counted(&mut view, l, c);
                 assert_eq!(read, fresh, "seed {seed} step {step}: the writer's counter");
+                check_cached(c, &ReadOptions::at(ht), &fresh, "the writer's counter");
             }
             Ok(())
         })
@@ -313,7 +326,14 @@ fn cached_counters_match_uncached_reads() {
         let mut view = db.view(l, ReadOptions::at(at)).expect("view");
         let read = counted(&mut view, l, c);
         assert_eq!(read, fresh, "seed {seed} step {step}: a reader's counter");
+        check_cached(c, &ReadOptions::at(at), &fresh, "a reader's counter");
+        // Only a counter's path is answered.
+        assert_eq!(db.cached_counter(l, &ReadOptions::at(at)), None);
     }
+    assert!(
+        cached_hits > 100,
+        "seed {seed}: {cached_hits} counters from the cache"
+    );
 }
 
 /// A database over `engine` (a reopen: the cache starts empty).
