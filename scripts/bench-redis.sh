@@ -113,7 +113,7 @@ done
 # The median over the rounds of command $3's rps against server $1 at pipeline $2.
 rps() {
   { cat "$work/$1-P$2".*.csv 2>/dev/null || true; } | awk -F, -v c="$3" '$1 == c { print $2 }' | sort -g \
-    | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+    | awk '{ v[NR] = $1 } END { if (NR) printf "%.0f\n", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
