@@ -690,7 +690,7 @@ impl<'c, E: Engine> Reads<'_, 'c, E> {
 
     /// The live record at an encoded subkey path (e.g. a hash field), honouring the root.
     pub fn child_record(&mut self, path: &[u8]) -> CmdResult<Option<VisibleRecord>> {
-        // A collection's length the root cache holds needs no view: LPUSH, SCARD...
+        // A list's or sorted set's length the root cache holds needs no view (LPUSH, ZCARD).
         if let Some(record) = self.db.cached_counter(path, &ReadOptions::at(self.ht)) {
             return Ok(Some(record).filter(VisibleRecord::is_live));
         }
