@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use dockv::doc_key::{DocKey, SubDocKey, format_key};
-use dockv::value::{Ttl, Value};
+use dockv::value::{Ttl, Value, ValueControlFields};
 use dockv::{DocHybridTime, HybridTime};
 use engine::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
@@ -2050,7 +2050,10 @@ impl<E: Engine> DocDb<E> {
 /// collection's elements, its counter): its skiplist then reuses the last insert's position
 /// instead of searching from the top. Of pairs on one key (the list-index counter every
 /// push rewrites), only the last committed is written: the sort is stable, and the dedup
-/// runs backwards to keep it.
+/// runs backwards to keep it. Of a path's versions at one hybrid time (a list's length that
+/// each push of a pipeline rewrites under its own write id), only the newest is written, with
+/// the TTL merge records above it: a read at a hybrid time sees all of its write ids, so no
+/// read can see an older one, and a merge is the only record that reads the one below it.
 fn landing_batch(pairs: &WriteBatch) -> WriteBatch {
     let mut ops: Vec<WriteOp<'_>> = pairs.iter().collect();
     ops.sort_by(|a, b| a.key().cmp(b.key()));
@@ -2058,12 +2061,27 @@ fn landing_batch(pairs: &WriteBatch) -> WriteBatch {
     ops.dedup_by(|later, kept| later.key() == kept.key());
     ops.reverse();
     let mut batch = WriteBatch::with_capacity_bytes(ops.len() + 1, pairs.approximate_size());
+    // The path and time of the last record written that hides its own older versions.
+    let mut hiding: Option<(&[u8], HybridTime)> = None;
     for op in ops {
-        if let WriteOp::Put(key, value) = op {
-            batch.put(key, value);
+        let WriteOp::Put(key, value) = op else {
+            continue;
+        };
+        if let Ok((path, time)) = DocHybridTime::decode_from_end(key) {
+            if hiding == Some((path, time.ht)) {
+                continue;
+            }
+            hiding = hides_older_versions(value).then_some((path, time.ht));
         }
+        batch.put(key, value);
     }
     batch
+}
+
+/// Whether a record with this value hides its path's older versions: any but a TTL merge
+/// record (or one whose control fields do not decode, kept with what is under it).
+fn hides_older_versions(value: &[u8]) -> bool {
+    ValueControlFields::decode(value).is_ok_and(|(control, _)| !control.is_ttl_merge())
 }
 
 /// Options of the iterators views and point reads use: unbounded, each read narrowing it
@@ -2172,7 +2190,98 @@ pub fn for_each_record<E: Engine>(engine: &E, mut emit: impl FnMut(&str)) -> Res
 mod tests {
     use super::*;
     use dockv::KeyEntryValue;
+    use dockv::value::{PrimitiveValue, TTL_MERGE_FLAG};
     use proptest::prelude::*;
+
+    /// The engine key of `path` at (`micros`, `write_id`).
+    fn timed(path: &[u8], micros: u64, write_id: u32) -> Vec<u8> {
+        let mut key = path.to_vec();
+        key.push(dockv::KeyEntryType::HybridTime.as_u8());
+        DocHybridTime::new(HybridTime::from_micros(micros), write_id).encode_to(&mut key);
+        key
+    }
+
+    /// The keys [`landing_batch`] keeps of `pairs` (in commit order), in key order.
+    fn landed(pairs: &[(Vec<u8>, Vec<u8>)]) -> Vec<Vec<u8>> {
+        let mut batch = WriteBatch::new();
+        for (key, value) in pairs {
+            batch.put(key.clone(), value.clone());
+        }
+        landing_batch(&batch)
+            .iter()
+            .map(|op| op.key().to_vec())
+            .collect()
+    }
+
+    fn int(n: i64) -> Vec<u8> {
+        Value::new(PrimitiveValue::Int64(n)).encode()
+    }
+
+    /// A list's length rewritten by each push of one `write_now` lands once, at its newest
+    /// write id; the elements, the root and a version at another time all land.
+    #[test]
+    fn of_a_paths_versions_at_one_time_only_the_newest_lands() {
+        let list = DocKey::with_hash(7, vec![KeyEntryValue::string("l")], vec![]).encode();
+        let counter = SubDocKey::new(
+            DocKey::decode(&list).expect("doc key").0,
+            vec![KeyEntryValue::Counter],
+        )
+        .encode();
+        let element = |i| {
+            let mut path = list.clone();
+            KeyEntryValue::ArrayIndex(i).encode_to(&mut path);
+            path
+        };
+        let t = 1_000_000;
+        let pairs = vec![
+            (
+                timed(&list, t, 0),
+                Value::new(PrimitiveValue::RedisList).encode(),
+            ),
+            (timed(&element(1), t, 1), int(10)),
+            (timed(&counter, t, 2), int(1)),
+            (timed(&element(2), t, 3), int(20)),
+            (timed(&counter, t, 4), int(2)),
+            (timed(&counter, t, 5), Value::tombstone().encode()),
+            (timed(&counter, t, 6), int(3)),
+            (timed(&counter, t - 1, 9), int(0)),
+        ];
+        let kept = landed(&pairs);
+        let mut expected = vec![
+            timed(&list, t, 0),
+            timed(&counter, t, 6),
+            timed(&counter, t - 1, 9),
+            timed(&element(1), t, 1),
+            timed(&element(2), t, 3),
+        ];
+        expected.sort();
+        assert_eq!(kept, expected);
+    }
+
+    /// TTL merge records read the version below them: those above the newest full record
+    /// land with it, and only what is under that record is left out.
+    #[test]
+    fn merge_records_land_with_the_version_under_them() {
+        let path = DocKey::with_hash(1, vec![KeyEntryValue::string("k")], vec![]).encode();
+        let merge = |ms| {
+            let mut value = Value::with_ttl(PrimitiveValue::Null, Some(Ttl(ms)));
+            value.control.merge_flags = TTL_MERGE_FLAG;
+            value.encode()
+        };
+        let t = 5_000_000;
+        let pairs = vec![
+            (timed(&path, t, 0), int(1)),
+            (timed(&path, t, 1), merge(10)),
+            (timed(&path, t, 2), int(2)),
+            (timed(&path, t, 3), merge(20)),
+            (timed(&path, t, 4), merge(30)),
+        ];
+        let kept = landed(&pairs);
+        assert_eq!(
+            kept,
+            vec![timed(&path, t, 4), timed(&path, t, 3), timed(&path, t, 2)]
+        );
+    }
 
     fn component() -> impl Strategy<Value = KeyEntryValue> {
         prop_oneof![
