@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use dockv::doc_key::{DocKey, SubDocKey, format_key};
-use dockv::value::{Ttl, Value, ValueControlFields};
+use dockv::value::{Ttl, Value};
 use dockv::{DocHybridTime, HybridTime};
 use engine::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
@@ -39,7 +39,7 @@ use crate::subdoc::SubDocument;
 use crate::sweep::{DEADLINE_CHECK_EVERY, DeletedQueue, Probed, SweepStats};
 use crate::unflushed::UnflushedWrites;
 use crate::upkeep::{Upkeep, UpkeepOptions, UpkeepRound};
-use crate::write_batch::{DocWriteBatch, InitMarkerBehavior, recycle};
+use crate::write_batch::{DocWriteBatch, InitMarkerBehavior, is_merge, recycle};
 
 /// Compactions one [`DocDb::compact`] runs to write repacked rows, after the first.
 const MAX_REPACK_ROUNDS: usize = 4;
@@ -2071,17 +2071,12 @@ fn landing_batch(pairs: &WriteBatch) -> WriteBatch {
             if hiding == Some((path, time.ht)) {
                 continue;
             }
-            hiding = hides_older_versions(value).then_some((path, time.ht));
+            // A TTL merge record reads the version below it, which lands too.
+            hiding = (!is_merge(value)).then_some((path, time.ht));
         }
         batch.put(key, value);
     }
     batch
-}
-
-/// Whether a record with this value hides its path's older versions: any but a TTL merge
-/// record (or one whose control fields do not decode, kept with what is under it).
-fn hides_older_versions(value: &[u8]) -> bool {
-    ValueControlFields::decode(value).is_ok_and(|(control, _)| !control.is_ttl_merge())
 }
 
 /// Options of the iterators views and point reads use: unbounded, each read narrowing it

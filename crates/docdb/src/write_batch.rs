@@ -590,7 +590,8 @@ fn renumbered(entries: &engine::WriteBatch, prefix: &[u8], first_id: u32) -> eng
     batch
 }
 
-fn is_merge(value: &[u8]) -> bool {
+/// Whether an encoded value is a TTL merge record (one that changes the version below it).
+pub(crate) fn is_merge(value: &[u8]) -> bool {
     ValueControlFields::decode(value).is_ok_and(|(c, _)| c.is_ttl_merge())
 }
 
