@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use dockv::doc_key::{DocKey, SubDocKey, format_key};
 use dockv::value::{Ttl, Value};
-use dockv::{DocHybridTime, HybridTime};
+use dockv::{DocHybridTime, HybridTime, KeyEntryType};
 use engine::{
     CompactionContext, CompactionDecision, CompactionFilter, CompactionFilterFactory, Engine,
     EngineIterator, IterOptions, KeyPrefix, Layered, Overlay, PrefixMode, WriteBatch, WriteOp,
@@ -1064,7 +1064,9 @@ impl<E: Engine> DocDb<E> {
     /// return it: a length read without making a view (an iterator) at all. `None` for any
     /// other path, or a counter the cache does not hold.
     pub fn cached_counter(&self, path: &[u8], opts: &ReadOptions) -> Option<VisibleRecord> {
-        if opts.table_ttl.is_some() {
+        // A counter path ends in the counter's type byte: other paths (a member, a field)
+        // are told from their last byte, without parsing the DocKey.
+        if opts.table_ttl.is_some() || path.last() != Some(&KeyEntryType::Counter.as_u8()) {
             return None;
         }
         let doc_key_len = DocKey::encoded_len(path).ok()?;
@@ -2191,7 +2193,7 @@ mod tests {
     /// The engine key of `path` at (`micros`, `write_id`).
     fn timed(path: &[u8], micros: u64, write_id: u32) -> Vec<u8> {
         let mut key = path.to_vec();
-        key.push(dockv::KeyEntryType::HybridTime.as_u8());
+        key.push(KeyEntryType::HybridTime.as_u8());
         DocHybridTime::new(HybridTime::from_micros(micros), write_id).encode_to(&mut key);
         key
     }
