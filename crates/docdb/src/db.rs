@@ -1739,6 +1739,15 @@ impl<E: Engine> DocDb<E> {
         }
     }
 
+    /// The write id [`Self::claim_write_ids`] would give a batch at `ht` now, without taking
+    /// it: a batch numbers its pairs from here, and keeps them if nothing claimed ids first.
+    pub(crate) fn next_write_id(&self, ht: HybridTime) -> u32 {
+        match self.own_write_time() {
+            Some(own) if own == ht => self.next_write_id.load(Ordering::SeqCst),
+            _ => 0,
+        }
+    }
+
     /// A read time at which every [`Self::write_now`] write with an earlier time has landed:
     /// "now", after waiting out the write in flight (if it started earlier).
     pub fn safe_time(&self) -> HybridTime {

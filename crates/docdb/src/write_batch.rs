@@ -85,10 +85,13 @@ pub struct DocWriteBatch<'db, E: Engine> {
     init_markers: InitMarkerBehavior,
     /// The time the batch will be written at; also the time its existence checks read at.
     ht: HybridTime,
-    /// The pairs so far, each a put of its path + `#` + (batch time, its index as the write
-    /// id): one buffer for all of them, which a commit whose write ids start at 0 (every
-    /// commit outside `DocDb::write_now`, the first inside) hands to the engine as it is.
+    /// The pairs so far, each a put of its path + `#` + (batch time, `first_id` + its index
+    /// as the write id): one buffer for all of them, which a commit whose write ids start at
+    /// `first_id` (unless another batch of the same `DocDb::write_now` committed first)
+    /// hands to the engine as it is.
     entries: engine::WriteBatch,
+    /// The write id of the first pair: the next one unclaimed when the batch was made.
+    first_id: u32,
     /// The encoding of the batch time, which every key's hybrid time starts with.
     time_prefix: Vec<u8>,
     /// List indexes reserved by this batch: (first, count).
@@ -104,6 +107,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
             init_markers,
             ht,
             entries: spare_batch(),
+            first_id: db.next_write_id(ht),
             time_prefix,
             reserved: None,
         }
@@ -147,7 +151,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     /// Adds the pair `path` → the value `encode` appends, the key with the batch time and
     /// the pair's index as its write id.
     fn push_with(&mut self, path: &[u8], encode: impl FnOnce(&mut Vec<u8>)) {
-        let id = self.entries.len() as u32;
+        let id = self.first_id + self.entries.len() as u32;
         let prefix = &self.time_prefix;
         self.entries
             .put_with(|out| timed_key(path, prefix, id, out), encode);
@@ -518,7 +522,7 @@ impl<'db, E: Engine> DocWriteBatch<'db, E> {
     pub fn commit(self) -> Result<usize> {
         let count = self.entries.len();
         let first_id = self.db.claim_write_ids(self.ht, count as u32);
-        let mut batch = if first_id == 0 {
+        let mut batch = if first_id == self.first_id {
             // The keys hold their write ids already.
             self.entries
         } else {
@@ -573,8 +577,8 @@ fn without_time(key: &[u8]) -> &[u8] {
     DocHybridTime::split_from_end(key).map_or(key, |(path, _)| path)
 }
 
-/// `entries` with write ids from `first_id` on instead of from 0 (a later batch of one
-/// `DocDb::write_now`).
+/// `entries` with write ids from `first_id` on instead of the ones they were made with
+/// (another batch of the same `DocDb::write_now` committed between).
 fn renumbered(entries: &engine::WriteBatch, prefix: &[u8], first_id: u32) -> engine::WriteBatch {
     // Room for the longer write ids, and for the list counter.
     let bytes = entries.approximate_size() + entries.len() * 4;
