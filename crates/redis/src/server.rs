@@ -754,7 +754,7 @@ fn handle_input<E: Engine>(
     pushed: &mut mpsc::Receiver<Frame>,
     write_queue: Option<&Writer>,
 ) -> (bool, Gathered) {
-    let configured = core.config().limits;
+    let configured = core.limits();
     // One engine iterator for every command of this read's requests.
     let iters = IterSlot::new();
     // Consecutive writes, run together when the run ends.
@@ -764,7 +764,7 @@ fn handle_input<E: Engine>(
     while consumed < input.len() {
         // Before AUTH, Redis accepts only small requests (re-checked per request: AUTH
         // may have just succeeded).
-        let limits = if session.needs_auth(&core.config()) {
+        let limits = if core.needs_auth(session) {
             configured.unauthenticated()
         } else {
             configured

@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use dockv::HybridTime;
 
 use crate::blocking::Wait;
-use crate::core::RuntimeConfig;
 use crate::frame::Protocol;
 use crate::pubsub::Subscriber;
 use crate::store::DbId;
@@ -137,9 +136,10 @@ impl Session {
         }
     }
 
-    /// Whether commands other than AUTH/HELLO/QUIT are refused for now.
-    pub fn needs_auth(&self, config: &RuntimeConfig) -> bool {
-        !self.authenticated && (config.requirepass.is_some() || self.acl_locked)
+    /// Whether commands other than AUTH/HELLO/QUIT are refused for now, when the server
+    /// has a `requirepass` or not (see [`crate::core::Core::needs_auth`]).
+    pub fn needs_auth(&self, requirepass: bool) -> bool {
+        !self.authenticated && (requirepass || self.acl_locked)
     }
 
     /// Whether the connection has subscriptions.

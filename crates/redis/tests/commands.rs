@@ -767,3 +767,27 @@ fn time_is_the_servers_clock() {
     );
     assert!(numbers[1] < 1_000_000, "{numbers:?}");
 }
+
+#[test]
+fn config_set_changes_what_every_request_checks() {
+    let mut f = Fixture::new();
+    let other = || {
+        let (push, _rx, _) = Subscriber::channel();
+        Session::new(2, "127.0.0.1:2".parse().expect("addr"), push)
+    };
+    assert!(!f.core.needs_auth(&other()));
+    assert_eq!(f.run("CONFIG SET requirepass secret"), ok());
+    // A new connection must now authenticate; the one that set it stays in.
+    let mut fresh = other();
+    fresh.authenticated = false;
+    assert!(f.core.needs_auth(&fresh));
+    assert!(!f.core.needs_auth(&f.session));
+    assert_eq!(f.run_args(&["CONFIG", "SET", "requirepass", ""]), ok());
+    assert!(!f.core.needs_auth(&fresh));
+
+    let before = f.core.limits().max_bulk_len;
+    assert_eq!(f.run("CONFIG SET proto-max-bulk-len 2097152"), ok());
+    assert_ne!(before, 2_097_152);
+    assert_eq!(f.core.limits().max_bulk_len, 2_097_152);
+    assert!(!f.core.limits().unauthenticated);
+}

@@ -57,7 +57,7 @@ fn update<E: Engine>(
 /// Argument `i` as a bit offset (`width`: BITFIELD's, where `#n` counts fields), within
 /// Redis's `proto-max-bulk-len`.
 fn offset_arg<E: Engine>(ctx: &Ctx<'_, '_, E>, i: usize, width: Option<u32>) -> CmdResult<u64> {
-    let max_bytes = ctx.core.config().limits.max_bulk_len as u64;
+    let max_bytes = ctx.core.limits().max_bulk_len as u64;
     bits::parse_offset(ctx.arg(i), width, max_bytes)
         .ok_or_else(|| CmdError::err("bit offset is not an integer or out of range"))
 }

@@ -345,7 +345,7 @@ pub fn joins_write_run<E: Engine>(core: &Core<E>, session: &Session, args: &[Vec
         && spec.flags & (ADMIN | TXN | BLOCKS) == 0
         && session.multi.is_none()
         && !session.in_subscribed_mode()
-        && !session.needs_auth(&core.config())
+        && !core.needs_auth(session)
         && (session.acl_ok == core.acl.epoch() || core.acl.unrestricted(&session.user))
 }
 
@@ -402,7 +402,7 @@ fn dispatch<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     let Some(spec) = ctx.core.table.get(&ctx.args[0]) else {
         return Err(refuse(ctx, unknown_command(ctx.args)));
     };
-    if ctx.session.needs_auth(&ctx.core.config()) && spec.flags & NO_AUTH == 0 {
+    if ctx.core.needs_auth(ctx.session) && spec.flags & NO_AUTH == 0 {
         let e = CmdError::Err("NOAUTH Authentication required.".into());
         return Err(refuse(ctx, e));
     }

@@ -228,7 +228,7 @@ fn hello<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             )));
         }
     }
-    if ctx.session.needs_auth(&ctx.core.config()) {
+    if ctx.core.needs_auth(ctx.session) {
         return Err(CmdError::Err(
             "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
              HELLO AUTH <user> <pass> option can be used to authenticate the client and \

@@ -657,7 +657,7 @@ fn lcs<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
     }
     let (a, b) = (&strings[0], &strings[1]);
     let cells = (a.len() as u64 + 1).saturating_mul(b.len() as u64 + 1);
-    if cells.saturating_mul(4) > ctx.core.config().limits.max_bulk_len as u64 {
+    if cells.saturating_mul(4) > ctx.core.limits().max_bulk_len as u64 {
         return Err(CmdError::err(
             "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
         ));
