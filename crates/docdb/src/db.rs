@@ -1733,19 +1733,21 @@ impl<E: Engine> DocDb<E> {
     /// The first of `count` write ids for a batch committing at `ht`: numbered on from the
     /// batches this thread's `write_now` committed at that time, else from 0.
     pub(crate) fn claim_write_ids(&self, ht: HybridTime, count: u32) -> u32 {
-        match self.own_write_time() {
-            Some(own) if own == ht => self.next_write_id.fetch_add(count, Ordering::SeqCst),
-            _ => 0,
-        }
+        self.write_ids_at(ht)
+            .map_or(0, |next| next.fetch_add(count, Ordering::SeqCst))
     }
 
     /// The write id [`Self::claim_write_ids`] would give a batch at `ht` now, without taking
     /// it: a batch numbers its pairs from here, and keeps them if nothing claimed ids first.
     pub(crate) fn next_write_id(&self, ht: HybridTime) -> u32 {
-        match self.own_write_time() {
-            Some(own) if own == ht => self.next_write_id.load(Ordering::SeqCst),
-            _ => 0,
-        }
+        self.write_ids_at(ht)
+            .map_or(0, |next| next.load(Ordering::SeqCst))
+    }
+
+    /// The counter of write ids a batch at `ht` numbers on from: this thread's `write_now`'s,
+    /// if that writes at `ht` (else a batch's ids start at 0).
+    fn write_ids_at(&self, ht: HybridTime) -> Option<&AtomicU32> {
+        (self.own_write_time() == Some(ht)).then_some(&self.next_write_id)
     }
 
     /// A read time at which every [`Self::write_now`] write with an earlier time has landed:
