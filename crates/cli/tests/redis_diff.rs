@@ -1555,7 +1555,8 @@ impl Pair {
         let r = self.exec(true, step, op);
         let d = self.exec(false, step, op);
         self.replies += 1;
-        let aborted = matches!(r, Frame::Array(_)) && d == Frame::NullArray;
+        // RESP2's null array, RESP3's null.
+        let aborted = matches!(r, Frame::Array(_)) && matches!(d, Frame::NullArray | Frame::Null);
         self.judge(step, op, r == d || aborted, &r, &d);
         if aborted {
             self.resync(step, "Redis ran an EXEC over an unsignalled change");
