@@ -25,7 +25,9 @@ const MAX_RSS: u64 = 1536 << 20;
 #[derive(Default)]
 struct Stats {
     ops: u64,
-    shared_incrs: i64,
+    /// The replies to its INCRs of the shared counter: all clients' together must be
+    /// 1, 2, 3, ... with none twice.
+    shared_values: Vec<i64>,
     own_incrs: i64,
     errors: u64,
     first_errors: Vec<String>,
@@ -48,91 +50,138 @@ fn int_in(f: &Frame, lo: i64, hi: i64) -> bool {
     matches!(f, Frame::Integer(n) if (lo..=hi).contains(n))
 }
 
-/// One client: random commands until `stop`.
-fn client(addr: std::net::SocketAddr, t: usize, seed: u64, stop: Arc<AtomicBool>) -> Stats {
+/// What a command's reply must be.
+enum Expect {
+    Ok,
+    BulkOrNil,
+    /// A positive integer: an INCR of the shared counter.
+    SharedIncr,
+    /// 0 or 1.
+    Flag,
+    /// At least 1 (LPUSH's length).
+    Positive,
+    /// At most this many strings.
+    AtMost(usize),
+    /// The next value of the client's own counter.
+    OwnIncr,
+    /// Exactly this value: the client's own key read right after its SET.
+    Value(String),
+    /// Nil or a value this client wrote (its own key).
+    OwnValue,
+}
+
+/// One command of the workload and what its reply must be.
+struct Command {
+    args: Vec<String>,
+    expect: Expect,
+}
+
+/// Client `t`'s next command, the `i`th (two for a SET of its own key: the GET after it).
+fn plan(rng: &mut Rng, t: usize, i: u64) -> Vec<Command> {
+    let n = rng.below(KEYS);
+    let member = format!("m{}", rng.below(MEMBERS));
+    let value = if i.is_multiple_of(16) {
+        format!("v{t}.{i}.{}", "x".repeat(200))
+    } else {
+        format!("v{t}.{i}")
+    };
+    let key = |kind: &str| format!("load:{kind}:{n}");
+    let (own_counter, own_key) = (format!("load:ctr:{t}"), format!("load:own:{t}"));
+    let command = |args: &[&str], expect| Command {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        expect,
+    };
+    let one = match rng.below(16) {
+        0 => command(&["SET", &key("str"), &value], Expect::Ok),
+        1 => command(&["GET", &key("str")], Expect::BulkOrNil),
+        2 => command(&["INCR", SHARED_COUNTER], Expect::SharedIncr),
+        3 => command(&["HSET", &key("hash"), &member, &value], Expect::Flag),
+        4 => command(&["HGET", &key("hash"), &member], Expect::BulkOrNil),
+        5 => command(&["SADD", &key("set"), &member], Expect::Flag),
+        6 => command(&["SMEMBERS", &key("set")], Expect::AtMost(MEMBERS as usize)),
+        7 => command(&["LPUSH", &key("list"), &value], Expect::Positive),
+        8 => command(&["LPOP", &key("list")], Expect::BulkOrNil),
+        9 => command(&["ZADD", &key("zset"), "1.5", &member], Expect::Flag),
+        10 => command(&["ZRANGE", &key("zset"), "0", "10"], Expect::AtMost(11)),
+        11 => command(&["EXPIRE", &key("str"), "100"], Expect::Flag),
+        12 => command(&["DEL", &key("hash")], Expect::Flag),
+        13 => command(&["INCR", &own_counter], Expect::OwnIncr),
+        // Read back at once (in the same pipeline, when pipelining).
+        14 => {
+            return vec![
+                command(&["SET", &own_key, &value], Expect::Ok),
+                command(&["GET", &own_key], Expect::Value(value.clone())),
+            ];
+        }
+        _ => command(&["GET", &own_key], Expect::OwnValue),
+    };
+    vec![one]
+}
+
+/// Checks `reply` to `command` by client `t`, counting what the final checks need.
+fn judge(s: &mut Stats, t: usize, command: &Command, reply: &Frame) {
+    s.ops += 1;
+    let good = match &command.expect {
+        Expect::Ok => *reply == Frame::Simple("OK".into()),
+        Expect::BulkOrNil => is_bulk_or_nil(reply),
+        Expect::SharedIncr => match reply {
+            Frame::Integer(v) if *v > 0 => {
+                s.shared_values.push(*v);
+                true
+            }
+            _ => false,
+        },
+        Expect::Flag => int_in(reply, 0, 1),
+        Expect::Positive => int_in(reply, 1, i64::MAX),
+        Expect::AtMost(n) => strings(reply).is_some_and(|v| v.len() <= *n),
+        Expect::OwnIncr => {
+            s.own_incrs += 1;
+            *reply == Frame::Integer(s.own_incrs)
+        }
+        Expect::Value(value) => matches!(reply, Frame::Bulk(b) if *b == value.as_bytes()),
+        Expect::OwnValue => {
+            *reply == Frame::Null
+                || matches!(reply, Frame::Bulk(b) if b.starts_with(format!("v{t}.").as_bytes()))
+        }
+    };
+    if !good {
+        s.fail(format!("{} -> {reply:?}", command.args.join(" ")));
+    }
+}
+
+/// One client: random commands until `stop`, `depth` at a time (sent together, then their
+/// replies read: a pipeline when `depth` > 1).
+fn client(
+    addr: std::net::SocketAddr,
+    t: usize,
+    seed: u64,
+    depth: usize,
+    stop: Arc<AtomicBool>,
+) -> Stats {
     let mut rng = Rng::new(seed ^ (t as u64).wrapping_mul(0x5851_F42D_4C95_7F2D));
     let mut c = Client::connect(addr);
     let mut s = Stats::default();
-    let own_counter = format!("load:ctr:{t}");
-    let own_key = format!("load:own:{t}");
-    let filler = "x".repeat(200);
+    let mut planned = 0;
     while !stop.load(Ordering::Relaxed) {
-        let n = rng.below(KEYS);
-        let m = rng.below(MEMBERS);
-        let i = s.ops;
-        let value = if i % 16 == 0 {
-            format!("v{t}.{i}.{filler}")
-        } else {
-            format!("v{t}.{i}")
-        };
-        let (str_key, hash_key, set_key) = (
-            format!("load:str:{n}"),
-            format!("load:hash:{n}"),
-            format!("load:set:{n}"),
-        );
-        let (list_key, zset_key) = (format!("load:list:{n}"), format!("load:zset:{n}"));
-        let member = format!("m{m}");
-        let op = rng.below(16);
-        let args: Vec<&str> = match op {
-            0 => vec!["SET", &str_key, &value],
-            1 => vec!["GET", &str_key],
-            2 => vec!["INCR", SHARED_COUNTER],
-            3 => vec!["HSET", &hash_key, &member, &value],
-            4 => vec!["HGET", &hash_key, &member],
-            5 => vec!["SADD", &set_key, &member],
-            6 => vec!["SMEMBERS", &set_key],
-            7 => vec!["LPUSH", &list_key, &value],
-            8 => vec!["LPOP", &list_key],
-            9 => vec!["ZADD", &zset_key, "1.5", &member],
-            10 => vec!["ZRANGE", &zset_key, "0", "10"],
-            11 => vec!["EXPIRE", &str_key, "100"],
-            12 => vec!["DEL", &hash_key],
-            13 => vec!["INCR", &own_counter],
-            14 => vec!["SET", &own_key, &value],
-            _ => vec!["GET", &own_key],
-        };
-        let reply = match c.try_call(&args) {
-            Ok(reply) => reply,
-            Err(e) => {
-                s.fail(format!("{}: I/O error {e}", args.join(" ")));
-                break;
-            }
-        };
-        s.ops += 1;
-        let good = match op {
-            0 | 14 => reply == Frame::Simple("OK".into()),
-            1 | 4 | 8 => is_bulk_or_nil(&reply),
-            2 => match reply {
-                Frame::Integer(v) if v > 0 => {
-                    s.shared_incrs += 1;
-                    true
-                }
-                _ => false,
-            },
-            3 | 5 | 9 | 11 | 12 => int_in(&reply, 0, 1),
-            6 => strings(&reply).is_some_and(|v| v.len() as u64 <= MEMBERS),
-            7 => int_in(&reply, 1, i64::MAX),
-            10 => strings(&reply).is_some_and(|v| v.len() <= 11),
-            13 => {
-                let ok = reply == Frame::Integer(s.own_incrs + 1);
-                s.own_incrs += 1;
-                ok
-            }
-            _ => {
-                // Read your own write: the last SET of this client's own key, if any.
-                reply == Frame::Null
-                    || matches!(&reply, Frame::Bulk(b) if b.starts_with(format!("v{t}.").as_bytes()))
-            }
-        };
-        if !good {
-            s.fail(format!("{} -> {reply:?}", args.join(" ")));
+        let mut commands = Vec::new();
+        while commands.len() < depth {
+            commands.extend(plan(&mut rng, t, planned));
+            planned += 1;
         }
-        if op == 14 {
-            // Read it back at once.
-            let got = c.try_call(&["GET", &own_key]);
-            s.ops += 1;
-            if !matches!(&got, Ok(Frame::Bulk(b)) if *b == value.as_bytes()) {
-                s.fail(format!("GET {own_key} after SET {value}: {got:?}"));
+        // One at a time without pipelining: the GET after a SET waits for its reply.
+        let chunks = if depth == 1 { 1 } else { commands.len() };
+        for chunk in commands.chunks(chunks) {
+            let args: Vec<Vec<String>> = chunk.iter().map(|c| c.args.clone()).collect();
+            match c.try_pipeline(&args) {
+                Ok(replies) => {
+                    for (command, reply) in chunk.iter().zip(&replies) {
+                        judge(&mut s, t, command, reply);
+                    }
+                }
+                Err(e) => {
+                    s.fail(format!("{}: I/O error {e}", args[0].join(" ")));
+                    return s;
+                }
             }
         }
     }
@@ -141,18 +190,28 @@ fn client(addr: std::net::SocketAddr, t: usize, seed: u64, stop: Arc<AtomicBool>
 
 #[test]
 fn fifty_clients_mixed_workload() {
-    mixed_workload(&[]);
+    mixed_workload(&[], 1);
 }
 
 /// The same with every connection's writes run by one writer thread, several connections'
 /// writes landing together (`--writer-thread on`), and two threads serving connections.
 #[test]
 fn fifty_clients_mixed_workload_with_a_writer_thread() {
-    mixed_workload(&["--writer-thread", "on", "--threads", "2"]);
+    mixed_workload(&["--writer-thread", "on", "--threads", "2"], 1);
 }
 
-/// Runs the load against a server started with `flags` and checks what it left.
-fn mixed_workload(flags: &[&str]) {
+/// The same with every client pipelining 16 commands: each connection is judged pipelining
+/// and moves to the second runtime, its writes go to the writer thread in groups of many
+/// connections' runs, landed on another thread while the next group reads them (a GET
+/// right after a SET in one pipeline must see it), as `redis-benchmark -P 16` runs.
+#[test]
+fn fifty_pipelining_clients_mixed_workload() {
+    mixed_workload(&[], 16);
+}
+
+/// Runs the load against a server started with `flags`, each client sending `depth`
+/// commands at a time, and checks what it left.
+fn mixed_workload(flags: &[&str], depth: usize) {
     let secs = env_u64("DOCDB_LOAD_SECS", 10);
     let seed = seeded_rng("DOCDB_LOAD_SEED").next_u64();
     eprintln!("server flags {flags:?}");
@@ -179,7 +238,7 @@ fn mixed_workload(flags: &[&str]) {
     let clients: Vec<_> = (0..CLIENTS)
         .map(|t| {
             let stop = stop.clone();
-            thread::spawn(move || client(addr, t, seed, stop))
+            thread::spawn(move || client(addr, t, seed, depth, stop))
         })
         .collect();
     thread::sleep(Duration::from_secs(secs));
@@ -215,16 +274,32 @@ fn mixed_workload(flags: &[&str]) {
     }
 
     let mut c = server.client();
-    let shared: i64 = stats.iter().map(|s| s.shared_incrs).sum();
+    let mut shared: Vec<i64> = stats.iter().flat_map(|s| s.shared_values.clone()).collect();
     assert_eq!(
         c.bulk(&["GET", SHARED_COUNTER]),
-        Some(shared.to_string()),
+        (!shared.is_empty()).then(|| shared.len().to_string()),
         "{SHARED_COUNTER} vs acknowledged INCRs"
+    );
+    // Each INCR saw the one before it: the replies are 1..=n, each once.
+    shared.sort_unstable();
+    let expected: Vec<i64> = (1..=shared.len() as i64).collect();
+    assert!(
+        shared == expected,
+        "the INCR replies of {SHARED_COUNTER} are not 1..={}",
+        shared.len()
     );
     for (t, s) in stats.iter().enumerate() {
         let got = c.bulk(&["GET", &format!("load:ctr:{t}")]);
         let want = (s.own_incrs > 0).then(|| s.own_incrs.to_string());
         assert_eq!(got, want, "load:ctr:{t}");
+    }
+    if depth > 1 {
+        // Each client was judged pipelining, so its writes went to the writer thread.
+        let judged = c.info_field("stats", "pipelining_connections");
+        assert!(
+            judged >= CLIENTS as u64,
+            "{judged} connections judged pipelining"
+        );
     }
     let dbsize = c.int(&["DBSIZE"]);
     let bound = 5 * KEYS as i64 + 2 * CLIENTS as i64 + 1;

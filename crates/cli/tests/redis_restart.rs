@@ -216,7 +216,7 @@ fn shutdown_command_stops_the_server_and_keeps_its_data() {
         Frame::Simple("Background saving started".into())
     );
     let deadline = Instant::now() + Duration::from_secs(10);
-    while info_field(&mut c, "persistence", "rdb_bgsave_in_progress") != 0 {
+    while c.info_field("persistence", "rdb_bgsave_in_progress") != 0 {
         assert!(Instant::now() < deadline, "BGSAVE still running after 10 s");
         thread::sleep(Duration::from_millis(50));
     }
@@ -643,17 +643,6 @@ fn sigint_with_idle_clients_stops_promptly() {
     server.stop();
 }
 
-/// A numeric field of an INFO section.
-fn info_field(c: &mut Client, section: &str, field: &str) -> u64 {
-    let info = c.bulk(&["INFO", section]).expect("INFO");
-    let prefix = format!("{field}:");
-    info.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in {info}"))
-        .parse()
-        .expect("a number")
-}
-
 /// Sets `count` keys `key:<i>` in one pipeline, then FLUSHDB: a run of deleted documents.
 fn set_then_flush(c: &mut Client, count: usize) {
     let sets: Vec<Vec<String>> = (0..count)
@@ -678,14 +667,14 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     // A key written into the run splits it; the next DBSIZE keeps both parts.
     c.ok(&["SET", "key:7", "back"]);
     assert_eq!(c.int(&["DBSIZE"]), 1);
-    let runs = info_field(&mut c, "stats", "dead_spans");
+    let runs = c.info_field("stats", "dead_spans");
     assert!(runs >= 2, "DBSIZE kept the runs it stepped over: {runs}");
-    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), 0);
+    assert_eq!(c.info_field("stats", "dead_spans_restored"), 0);
     drop(c);
 
     let server = server.restart();
     let mut c = server.client();
-    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), runs);
+    assert_eq!(c.info_field("stats", "dead_spans_restored"), runs);
     assert_eq!(c.int(&["DBSIZE"]), 1);
     assert_eq!(c.strings(&["KEYS", "*"]), vec!["key:7".to_string()]);
     // Restored runs split like learned ones.
@@ -696,7 +685,7 @@ fn runs_of_deleted_keys_survive_a_graceful_restart() {
     server.crash();
     let server = Server::start(dir.path(), &["--fsync", "always"]);
     let mut c = server.client();
-    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), 0);
+    assert_eq!(c.info_field("stats", "dead_spans_restored"), 0);
     assert_eq!(sorted(c.strings(&["KEYS", "*"])), ["key:7", "key:8"]);
     drop(c);
     server.stop();
@@ -715,8 +704,8 @@ fn a_flushdb_is_swept_before_the_next_scan() {
     set_then_flush(&mut c, 3000);
     // The upkeep sweeps every second; give it a few.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while info_field(&mut c, "stats", "deleted_keys_unswept") > 0
-        || info_field(&mut c, "stats", "dead_spans") == 0
+    while c.info_field("stats", "deleted_keys_unswept") > 0
+        || c.info_field("stats", "dead_spans") == 0
     {
         assert!(
             std::time::Instant::now() < deadline,
@@ -726,7 +715,7 @@ fn a_flushdb_is_swept_before_the_next_scan() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     assert_eq!(
-        info_field(&mut c, "stats", "dead_spans"),
+        c.info_field("stats", "dead_spans"),
         1,
         "one run of 3000 deleted keys, found by the sweep alone"
     );
@@ -748,7 +737,7 @@ fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
     set_then_flush(&mut c, 500);
     c.ok(&["SET", "kept", "live-value"]);
     assert_eq!(c.int(&["DBSIZE"]), 1);
-    let runs = info_field(&mut c, "stats", "dead_spans");
+    let runs = c.info_field("stats", "dead_spans");
     assert!(runs >= 1, "DBSIZE kept the runs it stepped over: {runs}");
 
     // The server holds the directory; the dump opens it read-only beside it.
@@ -770,7 +759,7 @@ fn dump_reads_beside_the_server_and_leaves_its_saved_runs() {
         Server::start(dir.path(), &flags)
     };
     let mut c = server.client();
-    assert_eq!(info_field(&mut c, "stats", "dead_spans_restored"), runs);
+    assert_eq!(c.info_field("stats", "dead_spans_restored"), runs);
     assert_eq!(c.strings(&["KEYS", "*"]), vec!["kept".to_string()]);
     drop(c);
 

@@ -217,19 +217,29 @@ impl Client {
 
     /// Sends many commands at once, then reads one reply each (fails the test on I/O errors).
     pub fn pipeline(&mut self, commands: &[Vec<String>]) -> Vec<Frame> {
+        self.try_pipeline(commands)
+            .unwrap_or_else(|e| panic!("a pipeline of {}: {e}", commands.len()))
+    }
+
+    /// Sends many commands at once, then reads one reply each.
+    pub fn try_pipeline(&mut self, commands: &[Vec<String>]) -> std::io::Result<Vec<Frame>> {
         let mut bytes = Vec::new();
         for command in commands {
             bytes.extend(testkit::encode_command(command));
         }
-        self.inner.send_raw(&bytes).expect("send a pipeline");
-        commands
-            .iter()
-            .map(|c| {
-                self.inner
-                    .read_reply()
-                    .unwrap_or_else(|e| panic!("{}: {e}", c.join(" ")))
-            })
-            .collect()
+        self.inner.send_raw(&bytes)?;
+        commands.iter().map(|_| self.inner.read_reply()).collect()
+    }
+
+    /// A numeric field of an INFO section.
+    pub fn info_field(&mut self, section: &str, field: &str) -> u64 {
+        let info = self.bulk(&["INFO", section]).expect("INFO");
+        let prefix = format!("{field}:");
+        info.lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {field} in {info}"))
+            .parse()
+            .expect("a number")
     }
 
     /// The underlying RESP client.
