@@ -20,6 +20,7 @@ pub mod glob;
 pub mod hll;
 pub mod lanes;
 pub mod latency;
+pub mod list_ends;
 pub mod long_double;
 pub mod metrics;
 pub mod number;

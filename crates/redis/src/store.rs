@@ -11,7 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use docdb::reader::ChildRange;
@@ -23,6 +23,7 @@ use dockv::{HybridTime, KeyEntryType, KeyEntryValue};
 use engine::Engine;
 
 use crate::error::{CmdError, CmdResult};
+use crate::list_ends::{Ends, ListEnds};
 
 /// A database's id: its `ColocationId` prefix, or 0 for the default database (no prefix).
 pub type DbId = u32;
@@ -172,6 +173,10 @@ pub struct Store<E: Engine> {
     current_map: AtomicU64,
     /// Per list document key: no live element has an index below `.0` or above `.1`.
     list_bounds: Mutex<HashMap<Vec<u8>, (i64, i64)>>,
+    /// The elements at the ends of lists pops take from ([`crate::list_ends`]).
+    list_ends: Mutex<ListEnds>,
+    /// Whether `list_ends` may hold anything: a write checks its batch against it only then.
+    list_ends_busy: AtomicBool,
 }
 
 impl<E: Engine> Store<E> {
@@ -193,6 +198,8 @@ impl<E: Engine> Store<E> {
             current_map: AtomicU64::new(pack_db_map(&db_map.physical)),
             db_map: RwLock::new(db_map),
             list_bounds: Mutex::new(HashMap::new()),
+            list_ends: Mutex::new(ListEnds::default()),
+            list_ends_busy: AtomicBool::new(false),
         })
     }
 
@@ -458,11 +465,15 @@ impl<E: Engine> Store<E> {
             let mut batch = self.db.batch(ht);
             match write(&mut batch, ht) {
                 Ok(result) => {
-                    batch.commit()?;
+                    self.forget_written_list_ends(&batch);
+                    let committed = batch.commit();
+                    self.settle_list_ends(committed.is_ok());
+                    committed?;
                     outcome = Some(Ok(result));
                 }
                 Err(e) => {
                     batch.abandon();
+                    self.settle_list_ends(false);
                     outcome = Some(Err(e));
                 }
             }
@@ -499,8 +510,10 @@ impl<E: Engine> Store<E> {
     /// `written`, after forgetting what was learned from writes that did not land.
     fn landed<R>(&self, written: docdb::Result<R>) -> CmdResult<R> {
         written.map_err(|e| {
-            // Bounds narrowed for a write that did not land would hide elements.
+            // Bounds narrowed for a write that did not land would hide elements, and
+            // elements kept for it would be served again.
             self.lock_bounds().clear();
+            self.clear_list_ends();
             e.into()
         })
     }
@@ -575,6 +588,64 @@ impl<E: Engine> Store<E> {
 
     fn lock_bounds(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, (i64, i64)>> {
         self.list_bounds.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    // ---- list ends kept for pops ----
+
+    /// Takes out what is kept of the ends of the list at `doc_key` (inside a [`Self::write`],
+    /// to update and [`Self::claim_list_ends`]).
+    pub fn take_list_ends(&self, doc_key: &[u8]) -> Option<Ends> {
+        if !self.list_ends_busy.load(Ordering::Acquire) {
+            return None;
+        }
+        self.lock_ends().take(doc_key)
+    }
+
+    /// Hands back the ends of the list at `doc_key` as the write under way leaves them: kept
+    /// once its batch commits.
+    pub fn claim_list_ends(&self, doc_key: &[u8], ends: Ends) {
+        self.list_ends_busy.store(true, Ordering::Release);
+        self.lock_ends().claim(doc_key, ends);
+    }
+
+    /// Before `batch` commits: drops what is kept of every list it writes to.
+    fn forget_written_list_ends(&self, batch: &DocWriteBatch<'_, E>) {
+        if !self.list_ends_busy.load(Ordering::Acquire) {
+            return;
+        }
+        let mut ends = self.lock_ends();
+        let mut doc: &[u8] = &[];
+        for entry in batch.entries() {
+            // A batch's records of one document come together.
+            if !doc.is_empty() && entry.path.starts_with(doc) {
+                continue;
+            }
+            let Ok(len) = DocKey::encoded_len(entry.path) else {
+                ends.clear();
+                return;
+            };
+            doc = &entry.path[..len];
+            ends.forget(doc);
+        }
+    }
+
+    /// After a batch committed (or not): keeps (or drops) the ends its write claimed.
+    fn settle_list_ends(&self, committed: bool) {
+        if !self.list_ends_busy.load(Ordering::Acquire) {
+            return;
+        }
+        let mut ends = self.lock_ends();
+        ends.settle(committed);
+        self.list_ends_busy
+            .store(!ends.is_idle(), Ordering::Release);
+    }
+
+    fn clear_list_ends(&self) {
+        self.lock_ends().clear();
+    }
+
+    fn lock_ends(&self) -> std::sync::MutexGuard<'_, ListEnds> {
+        self.list_ends.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

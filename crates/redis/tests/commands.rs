@@ -278,6 +278,87 @@ fn list_pops_do_not_walk_over_earlier_pops() {
     assert_eq!(f.run("LRANGE m 0 -1"), array(&["1992", "1993", "1994"]));
 }
 
+/// Pops from a warm end read ahead and answer the next pops from memory
+/// (`docdb_redis::list_ends`); every other write to the list must drop what was read.
+#[test]
+fn pops_read_ahead_and_every_other_write_is_seen() {
+    let mut f = Fixture::new();
+    for i in 0..100 {
+        f.run(&format!("RPUSH l {i}"));
+    }
+    assert_eq!(f.run("LPOP l"), bulk("0"));
+    assert_eq!(f.run("LPOP l"), bulk("1"), "the second pop reads ahead");
+    assert_eq!(f.run("LSET l 0 X"), ok());
+    assert_eq!(f.run("LPOP l"), bulk("X"));
+    assert_eq!(f.run("LPOP l"), bulk("3"));
+    assert_eq!(f.run("LREM l 0 4"), int(1));
+    assert_eq!(f.run("LPOP l"), bulk("5"));
+    assert_eq!(f.run("LINSERT l BEFORE 6 Y"), int(95));
+    assert_eq!(f.run("LPOP l"), bulk("Y"));
+    // Pushes keep what was read: at the other end, and in front at the popped end.
+    f.run("RPUSH l z");
+    assert_eq!(f.run("LPOP l"), bulk("6"));
+    f.run("LPUSH l a b");
+    assert_eq!(f.run("LPOP l 3"), array(&["b", "a", "7"]));
+    assert_eq!(f.run("RPOP l"), bulk("z"));
+    assert_eq!(f.run("RPOP l"), bulk("99"));
+    f.run("LPUSH l c");
+    assert_eq!(f.run("RPOP l 2"), array(&["98", "97"]));
+    // A transaction's writes.
+    f.run("MULTI");
+    f.run("LPOP l");
+    f.run("LSET l 0 T");
+    f.run("LPOP l");
+    assert_eq!(
+        f.run("EXEC"),
+        Frame::Array(vec![bulk("c"), ok(), bulk("T")])
+    );
+    assert_eq!(f.run("LTRIM l 1 -1"), ok());
+    assert_eq!(f.run("LPOP l"), bulk("10"));
+    assert_eq!(f.run("LMOVE l l LEFT RIGHT"), bulk("11"));
+    assert_eq!(f.run("RPOP l"), bulk("11"));
+    assert_eq!(f.run("LPOP l"), bulk("12"));
+    f.run("RPUSH d d1 d2 d3 d4");
+    assert_eq!(f.run("LPOP d"), bulk("d1"));
+    assert_eq!(f.run("LPOP d"), bulk("d2"));
+    assert_eq!(f.run("LMOVE l d LEFT LEFT"), bulk("13"));
+    assert_eq!(f.run("RPOPLPUSH d d"), bulk("d4"));
+    assert_eq!(f.run("LPOP d"), bulk("d4"));
+    assert_eq!(f.run("LPOP d"), bulk("13"));
+    assert_eq!(f.run("LPOP d"), bulk("d3"));
+    assert_eq!(f.run("LPOP l"), bulk("14"));
+    // Gone and made again: by DEL, by RENAME, by expiry.
+    f.run("DEL l");
+    f.run("RPUSH l new1 new2");
+    assert_eq!(f.run("LPOP l"), bulk("new1"));
+    f.run("RPUSH m m1 m2 m3");
+    f.run("RENAME m l");
+    assert_eq!(f.run("LPOP l"), bulk("m1"));
+    assert_eq!(f.run("LPOP l"), bulk("m2"));
+    f.run("PEXPIRE l 10");
+    f.advance_ms(20);
+    assert_eq!(f.run("LPOP l"), Frame::Null);
+    f.run("RPUSH l after");
+    assert_eq!(f.run("LPOP l"), bulk("after"));
+    // A short list read whole from the front, then popped from the back.
+    f.run("RPUSH s a b c d");
+    assert_eq!(f.run("LPOP s"), bulk("a"));
+    assert_eq!(f.run("LPOP s"), bulk("b"));
+    assert_eq!(f.run("RPOP s"), bulk("d"));
+    f.run("RPUSH s e");
+    assert_eq!(f.run("LPOP s 2"), array(&["c", "e"]));
+    assert_eq!(f.run("LPOP s"), Frame::Null);
+    assert_eq!(f.run("EXISTS s"), int(0));
+    // FLUSHDB, then a new list under the same name.
+    f.run("RPUSH q 1 2 3");
+    f.run("LPOP q");
+    f.run("LPOP q");
+    f.run("FLUSHDB");
+    f.run("RPUSH q x");
+    assert_eq!(f.run("LPOP q"), bulk("x"));
+    assert_eq!(f.run("LPOP q"), Frame::Null);
+}
+
 #[test]
 fn emptied_collections_disappear() {
     let mut f = Fixture::new();

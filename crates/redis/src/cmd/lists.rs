@@ -16,8 +16,9 @@ use super::zsets::write_count;
 use super::{Ctx, MultiPop, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
+use crate::list_ends::{End, READ_AHEAD};
 use crate::number::int_arg;
-use crate::store::{self, Reads, RedisType, Store};
+use crate::store::{self, Reads, RedisType, Store, primitive_bytes};
 
 pub(super) fn specs<E: Engine>() -> Vec<Spec<E>> {
     vec![
@@ -99,9 +100,31 @@ fn push<E: Engine>(ctx: &mut Ctx<'_, '_, E>, end: Push, target: Target) -> CmdRe
             store.set_list_bounds(&dk, low, high);
         } else {
             store.widen_list_bounds(&dk, low, high);
+            if let Some(mut ends) = store.take_list_ends(&dk) {
+                ends.pushed(!front, pushed_items(&values, low, high, front));
+                store.claim_list_ends(&dk, ends);
+            }
         }
         Ok(Frame::Integer(new_len))
     })
+}
+
+/// The elements a push of `values` wrote at indexes `low..=high`, from the end pushed onto
+/// inward: a prepend wrote `values` front to back from `low`, an append from `low` too, so
+/// from the back inward they are reversed.
+fn pushed_items(
+    values: &[PrimitiveValue],
+    low: i64,
+    high: i64,
+    front: bool,
+) -> Vec<(i64, Vec<u8>)> {
+    let mut items: Vec<(i64, Vec<u8>)> = (low..=high)
+        .zip(values.iter().map(primitive_bytes))
+        .collect();
+    if !front {
+        items.reverse();
+    }
+    items
 }
 
 fn lpush<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
@@ -207,11 +230,13 @@ fn pop_in<E: Engine>(
     if r.typed(dk, RedisType::List)?.is_none() {
         return Ok(None);
     }
-    let popped = elements(store, r, dk, from_back, Some(count), true)?;
+    let mut ends = store.take_list_ends(dk).unwrap_or_default();
+    let popped = take_from_end(store, r, dk, from_back, ends.end_mut(from_back), count)?;
     let left = length(r, dk)? - popped.len() as i64;
-    remove_elements(batch, dk, popped.iter().map(|(i, _)| *i))?;
+    let indexes: Vec<i64> = popped.iter().map(|(i, _)| *i).collect();
+    remove_elements(batch, dk, indexes.iter().copied())?;
     write_count(batch, dk, left)?;
-    if let Some((last, _)) = popped.last() {
+    if let Some(&last) = indexes.last() {
         let (low, high) = store.list_bounds(dk);
         if from_back {
             store.set_list_bounds(dk, low, last.saturating_sub(1));
@@ -219,9 +244,40 @@ fn pop_in<E: Engine>(
             store.set_list_bounds(dk, last.saturating_add(1), high);
         }
     }
-    Ok(Some(
-        popped.iter().map(|(_, doc)| leaf_bytes(doc)).collect(),
-    ))
+    if left > 0 {
+        ends.popped(from_back, &indexes);
+        store.claim_list_ends(dk, ends);
+    }
+    Ok(Some(popped.into_iter().map(|(_, value)| value).collect()))
+}
+
+/// Up to `count` elements from one end of the list at `dk`, with their indexes: the ones
+/// kept at that end if it holds enough, else read, reading ahead at an end pops took from
+/// before and keeping what they do not take (see [`crate::list_ends`]).
+fn take_from_end<E: Engine>(
+    store: &Store<E>,
+    r: &mut Reads<'_, '_, E>,
+    dk: &[u8],
+    from_back: bool,
+    end: &mut End,
+    count: usize,
+) -> CmdResult<Vec<(i64, Vec<u8>)>> {
+    if let Some(taken) = end.take(count) {
+        return Ok(taken);
+    }
+    let want = if end.is_warm() {
+        count.max(READ_AHEAD)
+    } else {
+        count
+    };
+    end.warm_up();
+    let mut read: Vec<(i64, Vec<u8>)> = elements(store, r, dk, from_back, Some(want), true)?
+        .into_iter()
+        .map(|(i, doc)| (i, leaf_bytes(&doc)))
+        .collect();
+    let rest = read.split_off(read.len().min(count));
+    end.fill(rest);
+    Ok(read)
 }
 
 /// LMPOP: `numkeys key... LEFT|RIGHT [COUNT n]` pops from the first key holding a list;
@@ -631,11 +687,13 @@ fn move_element<E: Engine>(
             return Ok(Frame::Null);
         }
         let dst_info = r.typed(&dst, RedisType::List)?;
-        let popped = elements(store, &mut r, &src, from_back, Some(1), true)?;
-        let Some((index, doc)) = popped.into_iter().next() else {
+        let mut src_ends = store.take_list_ends(&src).unwrap_or_default();
+        let end = src_ends.end_mut(from_back);
+        let popped = take_from_end(store, &mut r, &src, from_back, end, 1)?;
+        let Some((index, value)) = popped.into_iter().next() else {
             return Ok(Frame::Null);
         };
-        let value = leaf_bytes(&doc);
+        src_ends.popped(from_back, &[index]);
         let src_len = length(&mut r, &src)?;
         remove_elements(batch, &src, std::iter::once(index))?;
         let (low, high) = store.list_bounds(&src);
@@ -661,6 +719,19 @@ fn move_element<E: Engine>(
             store.set_list_bounds(&dst, low, high);
         } else {
             store.widen_list_bounds(&dst, low, high);
+        }
+        let moved = vec![(low, value.clone())];
+        if src == dst {
+            src_ends.pushed(!to_front, moved);
+            store.claim_list_ends(&src, src_ends);
+        } else {
+            if src_len > 1 {
+                store.claim_list_ends(&src, src_ends);
+            }
+            if let Some(mut dst_ends) = dst_info.and_then(|_| store.take_list_ends(&dst)) {
+                dst_ends.pushed(!to_front, moved);
+                store.claim_list_ends(&dst, dst_ends);
+            }
         }
         Ok(Frame::Bulk(value))
     })
