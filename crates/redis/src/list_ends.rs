@@ -2,8 +2,9 @@
 //!
 //! A queue's consumer pops from one end again and again, and each pop looked its element up
 //! in RocksDB: a seek through the memtable and the files, the most of a pop's time. From
-//! the second pop at an end on, a pop that finds nothing kept reads [`READ_AHEAD`] elements
-//! at once and keeps the ones it did not take, so the next pops are answered from memory.
+//! the second pop at an end on, a pop that finds nothing kept reads up to [`READ_AHEAD`]
+//! elements at once (as many as [`MAX_END_BYTES`] holds, judged by the elements it read last)
+//! and keeps the ones it did not take, so the next pops are answered from memory.
 //!
 //! **Why what is kept stays true.** What is kept of a list's end is its first (or last)
 //! live elements in order, as every write so far has left them. Writes run one at a time
@@ -15,7 +16,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-/// Elements a pop reads at once when it finds none kept at a warm end.
+/// Most elements a pop reads at once when too few are kept at an end popped from before.
 pub const READ_AHEAD: usize = 32;
 
 /// Most bytes of elements kept at one end.
@@ -30,21 +31,25 @@ const MAX_LISTS: usize = 4096;
 /// One end of a list: (index, element) pairs from the end inward.
 #[derive(Debug, Default)]
 pub struct End {
-    /// Whether a pop took from this end while the entry was kept: the next read reads ahead.
-    warm: bool,
+    /// How many elements the next read takes at least: 0 until a pop has read at this end
+    /// (one pop does not make a queue), then as many as [`MAX_END_BYTES`] holds of the
+    /// elements read last, up to [`READ_AHEAD`] (large elements are read one at a time).
+    ahead: usize,
     items: VecDeque<(i64, Vec<u8>)>,
     bytes: usize,
 }
 
 impl End {
-    /// Whether pops have taken from this end (so reading ahead pays).
-    pub fn is_warm(&self) -> bool {
-        self.warm
+    /// How many elements a pop of `count` reads when too few are kept.
+    pub fn to_read(&self, count: usize) -> usize {
+        count.max(self.ahead)
     }
 
-    /// Marks the end as popped from.
-    pub fn warm_up(&mut self) {
-        self.warm = true;
+    /// After a pop read `read` (all it read, taken or not): sizes the next read by them.
+    pub fn learn(&mut self, read: &[(i64, Vec<u8>)]) {
+        let bytes: usize = read.iter().map(|(_, v)| v.len()).sum();
+        let each = bytes.div_ceil(read.len().max(1)).max(1);
+        self.ahead = (MAX_END_BYTES / each).clamp(1, READ_AHEAD);
     }
 
     /// The first `count` elements kept, taken out; `None` if fewer are kept.
@@ -130,7 +135,7 @@ impl Ends {
     /// push never changes which elements are last at the other end).
     pub fn pushed(&mut self, back: bool, items: Vec<(i64, Vec<u8>)>) {
         let end = self.end_mut(back);
-        if end.warm {
+        if end.ahead > 0 {
             end.pushed(items);
         }
     }
@@ -227,7 +232,7 @@ mod tests {
         let mut end = End::default();
         end.fill([(1, big.clone()), (2, big.clone()), (3, big.clone())]);
         assert_eq!(end.items.len(), 2);
-        end.warm_up();
+        end.learn(&items(&[(0, "a")]));
         let mut ends = Ends {
             front: end,
             back: End::default(),
@@ -247,11 +252,26 @@ mod tests {
         let mut ends = Ends::default();
         ends.pushed(false, items(&[(-2, "x")]));
         assert!(ends.front.items.is_empty());
-        ends.end_mut(false).warm_up();
+        ends.end_mut(false).learn(&items(&[(-1, "w")]));
         ends.pushed(false, items(&[(-4, "z"), (-3, "y")]));
         ends.pushed(true, items(&[(9, "q")]));
         assert_eq!(ends.front.items, items(&[(-4, "z"), (-3, "y")]));
         assert!(ends.back.items.is_empty());
+    }
+
+    #[test]
+    fn reads_ahead_only_after_a_pop_and_as_many_as_fit() {
+        let mut end = End::default();
+        assert_eq!(end.to_read(1), 1, "a first pop reads what it takes");
+        end.learn(&items(&[(1, "a")]));
+        assert_eq!(end.to_read(1), READ_AHEAD);
+        assert_eq!(end.to_read(100), 100);
+        end.learn(&[(2, vec![0; MAX_END_BYTES / 4])]);
+        assert_eq!(end.to_read(1), 4);
+        end.learn(&[(3, vec![0; MAX_END_BYTES * 2])]);
+        assert_eq!(end.to_read(1), 1, "large elements are read one at a time");
+        end.learn(&[]);
+        assert_eq!(end.to_read(1), READ_AHEAD);
     }
 
     #[test]

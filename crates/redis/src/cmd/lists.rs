@@ -16,7 +16,7 @@ use super::zsets::write_count;
 use super::{Ctx, MultiPop, READONLY, Spec, WRITE, bulk_array, is, ok, spec};
 use crate::error::{CmdError, CmdResult};
 use crate::frame::Frame;
-use crate::list_ends::{End, READ_AHEAD};
+use crate::list_ends::End;
 use crate::number::int_arg;
 use crate::store::{self, Reads, RedisType, Store, primitive_bytes};
 
@@ -265,16 +265,12 @@ fn take_from_end<E: Engine>(
     if let Some(taken) = end.take(count) {
         return Ok(taken);
     }
-    let want = if end.is_warm() {
-        count.max(READ_AHEAD)
-    } else {
-        count
-    };
-    end.warm_up();
+    let want = end.to_read(count);
     let mut read: Vec<(i64, Vec<u8>)> = elements(store, r, dk, from_back, Some(want), true)?
         .into_iter()
         .map(|(i, doc)| (i, leaf_bytes(&doc)))
         .collect();
+    end.learn(&read);
     let rest = read.split_off(read.len().min(count));
     end.fill(rest);
     Ok(read)
