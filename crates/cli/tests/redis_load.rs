@@ -2,6 +2,7 @@
 //! `DOCDB_LOAD_SECS` seconds (default 10). No error replies, every client makes progress, a
 //! counter incremented by all clients ends at the number of acknowledged INCRs (atomicity),
 //! and the server's resident memory stays bounded and does not keep growing.
+//! Then a queue: producers pushing onto one list while consumers pop from it.
 
 mod common_serve;
 
@@ -322,4 +323,118 @@ fn mixed_workload(flags: &[&str], depth: usize) {
         );
     }
     server.stop();
+}
+
+/// Producers pushing onto one list while consumers pop from it (a queue): every value is
+/// handed out exactly once, and each consumer sees each producer's values in the order they
+/// were pushed. Pops answer from the elements earlier pops read ahead (`list_ends`), which
+/// every producer's push must keep exact.
+#[test]
+fn a_queue_hands_out_every_value_once_in_order() {
+    queue(1);
+}
+
+/// The same with every client pipelining 16 commands (the writer thread's groups).
+#[test]
+fn a_pipelined_queue_hands_out_every_value_once_in_order() {
+    queue(16);
+}
+
+const PRODUCERS: usize = 4;
+const CONSUMERS: usize = 4;
+const PUSHES: usize = 3000;
+
+fn queue(depth: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(dir.path(), &[]);
+    let addr = server.addr();
+    let popped = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            thread::spawn(move || {
+                let mut c = Client::connect(addr);
+                let values: Vec<Vec<String>> = (0..PUSHES)
+                    .map(|i| vec!["RPUSH".into(), "queue".into(), format!("{p}:{i}")])
+                    .collect();
+                for chunk in values.chunks(depth) {
+                    for reply in c.pipeline(chunk) {
+                        assert!(matches!(reply, Frame::Integer(n) if n > 0), "{reply:?}");
+                    }
+                }
+            })
+        })
+        .collect();
+    let consumers: Vec<_> = (0..CONSUMERS)
+        .map(|k| {
+            let popped = popped.clone();
+            thread::spawn(move || consume(addr, k, depth, &popped))
+        })
+        .collect();
+    for p in producers {
+        p.join().expect("producer");
+    }
+    let seen: Vec<Vec<(usize, usize)>> = consumers
+        .into_iter()
+        .map(|c| c.join().expect("consumer"))
+        .collect();
+    for (k, values) in seen.iter().enumerate() {
+        for p in 0..PRODUCERS {
+            let mine: Vec<usize> = values.iter().filter(|v| v.0 == p).map(|v| v.1).collect();
+            assert!(
+                mine.windows(2).all(|w| w[0] < w[1]),
+                "consumer {k} saw producer {p}'s values out of order"
+            );
+        }
+    }
+    let mut all: Vec<(usize, usize)> = seen.into_iter().flatten().collect();
+    all.sort_unstable();
+    let expected: Vec<(usize, usize)> = (0..PRODUCERS)
+        .flat_map(|p| (0..PUSHES).map(move |i| (p, i)))
+        .collect();
+    assert!(all == expected, "not every value was popped exactly once");
+    assert_eq!(server.client().int(&["LLEN", "queue"]), 0);
+}
+
+/// Pops (one value per LPOP, or three with a count) until every value was popped by someone:
+/// the (producer, number) of each value this consumer got, in order.
+fn consume(
+    addr: std::net::SocketAddr,
+    k: usize,
+    depth: usize,
+    popped: &std::sync::atomic::AtomicUsize,
+) -> Vec<(usize, usize)> {
+    let total = PRODUCERS * PUSHES;
+    let mut c = Client::connect(addr);
+    let mut got = Vec::new();
+    let pop: Vec<String> = if k % 2 == 0 {
+        vec!["LPOP".into(), "queue".into()]
+    } else {
+        vec!["LPOP".into(), "queue".into(), "3".into()]
+    };
+    let started = Instant::now();
+    while popped.load(Ordering::SeqCst) < total {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the queue never emptied"
+        );
+        let replies = c.pipeline(&vec![pop.clone(); depth]);
+        let values: Vec<String> = replies
+            .iter()
+            .flat_map(|r| match r {
+                Frame::Null | Frame::NullArray => Vec::new(),
+                Frame::Bulk(_) => strings(&Frame::Array(vec![r.clone()])).expect("a value"),
+                other => strings(other).unwrap_or_else(|| panic!("LPOP replied {other:?}")),
+            })
+            .collect();
+        if values.is_empty() {
+            thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        popped.fetch_add(values.len(), Ordering::SeqCst);
+        for v in values {
+            let (p, i) = v.split_once(':').expect("producer:number");
+            got.push((p.parse().expect("producer"), i.parse().expect("number")));
+        }
+    }
+    got
 }
