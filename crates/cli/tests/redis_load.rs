@@ -406,7 +406,7 @@ fn consume(
     let total = PRODUCERS * PUSHES;
     let mut c = Client::connect(addr);
     let mut got = Vec::new();
-    let pop: Vec<String> = if k % 2 == 0 {
+    let pop: Vec<String> = if k.is_multiple_of(2) {
         vec!["LPOP".into(), "queue".into()]
     } else {
         vec!["LPOP".into(), "queue".into(), "3".into()]
