@@ -105,6 +105,11 @@ pub struct ServeArgs {
     /// together: `on` or `off` [default: off].
     #[arg(long, env = "DOCDB_WRITER_THREAD")]
     pub writer_thread: Option<String>,
+    /// Land the writes of the connections sending one request at a time together, one
+    /// engine write for those of one turn of the event loop (it spares each write the
+    /// engine's fixed cost): `on` or `off` [default: on].
+    #[arg(long, env = "DOCDB_GROUP_WRITES")]
+    pub group_writes: Option<String>,
     /// Log filter, e.g. `info` or `docdb_redis=debug` [default: info].
     #[arg(long, env = "DOCDB_LOG")]
     pub log: Option<String>,
@@ -141,6 +146,7 @@ impl ServeArgs {
             threads: self.threads.or(file.threads),
             pipelined_threads: self.pipelined_threads.or(file.pipelined_threads),
             writer_thread: self.writer_thread.or(file.writer_thread),
+            group_writes: self.group_writes.or(file.group_writes),
             log: self.log.or(file.log),
         })
     }
@@ -203,11 +209,8 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         fsync,
         listen: listen.clone(),
         data_dir: data_dir.display().to_string(),
-        writer_thread: match args.writer_thread.as_deref() {
-            None | Some("off") => false,
-            Some("on") => true,
-            Some(other) => bail!("--writer-thread must be on or off, not {other:?}"),
-        },
+        writer_thread: on_off("--writer-thread", args.writer_thread.as_deref(), false)?,
+        group_writes: on_off("--group-writes", args.group_writes.as_deref(), true)?,
         pipelined_threads: args
             .pipelined_threads
             .unwrap_or_else(|| cpus().saturating_sub(main_threads(args.threads))),
@@ -223,13 +226,19 @@ fn settings(args: ServeArgs) -> anyhow::Result<Settings> {
         root_cache_bytes: args
             .root_cache_mb
             .map_or(docdb::DEFAULT_ROOT_CACHE_BYTES, |mb| mb << 20),
-        cache_written_roots: match args.cache_written.as_deref() {
-            None | Some("off") => false,
-            Some("on") => true,
-            Some(other) => bail!("--cache-written must be on or off, not {other:?}"),
-        },
+        cache_written_roots: on_off("--cache-written", args.cache_written.as_deref(), false)?,
         rocks,
     })
+}
+
+/// The value of the on/off setting `flag`: `default` when it is not given.
+fn on_off(flag: &str, value: Option<&str>, default: bool) -> anyhow::Result<bool> {
+    match value {
+        None => Ok(default),
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => bail!("{flag} must be on or off, not {other:?}"),
+    }
 }
 
 /// Runs the server until SIGINT or SIGTERM.

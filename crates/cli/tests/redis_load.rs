@@ -194,6 +194,13 @@ fn fifty_clients_mixed_workload() {
     mixed_workload(&[], 1);
 }
 
+/// The same with each connection's writes run in place, one engine write each, rather than
+/// landed together with the other connections' of the same turn of the event loop.
+#[test]
+fn fifty_clients_mixed_workload_without_grouped_writes() {
+    mixed_workload(&["--group-writes", "off"], 1);
+}
+
 /// The same with every connection's writes run by one writer thread, several connections'
 /// writes landing together (`--writer-thread on`), and two threads serving connections.
 #[test]
@@ -293,6 +300,19 @@ fn mixed_workload(flags: &[&str], depth: usize) {
         let got = c.bulk(&["GET", &format!("load:ctr:{t}")]);
         let want = (s.own_incrs > 0).then(|| s.own_incrs.to_string());
         assert_eq!(got, want, "load:ctr:{t}");
+    }
+    let groups = c.info_field("stats", "write_groups");
+    let grouped = c.info_field("stats", "write_group_runs");
+    eprintln!("{grouped} write runs landed in {groups} groups");
+    if flags.is_empty() && depth == 1 {
+        // Fifty clients waiting on one another: some turn of the event loop found several
+        // connections' writes, and they landed in one engine write.
+        assert!(
+            groups > 0 && grouped > groups,
+            "{grouped} runs in {groups} groups"
+        );
+    } else if !flags.is_empty() {
+        assert_eq!(groups, 0, "groups with {flags:?}");
     }
     if depth > 1 {
         // Each client was judged pipelining, so its writes went to the writer thread.

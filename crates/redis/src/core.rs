@@ -67,6 +67,9 @@ pub struct RuntimeConfig {
     pub data_dir: String,
     /// Run every connection's writes on one writer thread (read at start).
     pub writer_thread: bool,
+    /// Land the writes of connections served one request at a time together, a turn of the
+    /// main runtime's worth per engine write (read at start).
+    pub group_writes: bool,
     /// Worker threads of the runtime that connections judged pipelining share with the
     /// main one (see [`crate::lanes`]); 0 turns adaptive threading off (read at start).
     pub pipelined_threads: usize,
@@ -86,6 +89,7 @@ impl Default for RuntimeConfig {
             listen: "127.0.0.1:6379".into(),
             data_dir: "./docdb-data".into(),
             writer_thread: false,
+            group_writes: true,
             pipelined_threads: 0,
             aclfile: None,
             config_file: None,
@@ -455,6 +459,16 @@ impl<E: Engine> Core<E> {
                 "docdb_pipelining_stopped_total",
                 "Times a pipelining connection went back to one request per read, its writes in place again.",
                 &m.pipelining_stopped,
+            ),
+            (
+                "docdb_write_groups_total",
+                "Engine writes that landed the write runs of one turn of the main runtime together.",
+                &m.write_groups,
+            ),
+            (
+                "docdb_write_group_runs_total",
+                "Write runs (one connection's requests) landed in those groups.",
+                &m.write_group_runs,
             ),
         ] {
             metric(

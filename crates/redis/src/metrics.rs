@@ -117,6 +117,10 @@ pub struct Metrics {
     pub moved_connections: AtomicU64,
     /// Times a pipelining connection stopped pipelining (its writes run in place again).
     pub pipelining_stopped: AtomicU64,
+    /// Groups of write runs the main runtime's tick writer landed, one engine write each.
+    pub write_groups: AtomicU64,
+    /// Write runs in those groups (each one connection's, one request or more).
+    pub write_group_runs: AtomicU64,
 }
 
 impl Metrics {
@@ -137,6 +141,8 @@ impl Metrics {
             pipelining_connections: AtomicU64::new(0),
             moved_connections: AtomicU64::new(0),
             pipelining_stopped: AtomicU64::new(0),
+            write_groups: AtomicU64::new(0),
+            write_group_runs: AtomicU64::new(0),
         }
     }
 

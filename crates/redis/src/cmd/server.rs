@@ -381,7 +381,8 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
              rejected_connections:{}\r\npubsub_channels:{channels}\r\npubsub_patterns:{}\r\n\
              pubsubshard_channels:{shard_channels}\r\ndead_spans:{}\r\ndead_spans_restored:{}\r\n\
              deleted_keys_unswept:{}\r\npipelining_connections:{}\r\n\
-             moved_connections:{}\r\npipelining_stopped:{}\r\n\r\n",
+             moved_connections:{}\r\npipelining_stopped:{}\r\nwrite_groups:{}\r\n\
+             write_group_runs:{}\r\n\r\n",
             m.connections_total.load(Ordering::Relaxed),
             m.total_commands(),
             m.connections_rejected.load(Ordering::Relaxed),
@@ -392,6 +393,8 @@ fn info<E: Engine>(ctx: &mut Ctx<'_, '_, E>) -> CmdResult<Frame> {
             m.pipelining_connections.load(Ordering::Relaxed),
             m.moved_connections.load(Ordering::Relaxed),
             m.pipelining_stopped.load(Ordering::Relaxed),
+            m.write_groups.load(Ordering::Relaxed),
+            m.write_group_runs.load(Ordering::Relaxed),
         );
     }
     if wants("replication") {
