@@ -107,7 +107,8 @@ pub struct ServeArgs {
     pub writer_thread: Option<String>,
     /// Land the writes of the connections sending one request at a time together, one
     /// engine write for those of one turn of the event loop (it spares each write the
-    /// engine's fixed cost): `on` or `off` [default: on].
+    /// engine's fixed cost), when one thread executes commands (`--threads 1`): `on` or
+    /// `off` [default: on].
     #[arg(long, env = "DOCDB_GROUP_WRITES")]
     pub group_writes: Option<String>,
     /// Log filter, e.g. `info` or `docdb_redis=debug` [default: info].

@@ -291,9 +291,13 @@ async fn tick_write_loop<E: Engine>(
     }
 }
 
-/// Whether the main runtime's connections queue their writes with [`tick_write_loop`].
+/// Whether the main runtime's connections queue their writes with [`tick_write_loop`]: on a
+/// runtime of one thread, where queuing costs no crossing between threads (with more, each
+/// write would cross to the task's thread, as `--writer-thread on` makes them, which is
+/// slower without pipelining).
 fn tick_writes_enabled<E: Engine>(core: &Core<E>) -> bool {
-    core.config().group_writes && !core.config().writer_thread
+    let one_thread = tokio::runtime::Handle::current().metrics().num_workers() == 1;
+    core.config().group_writes && !core.config().writer_thread && one_thread
 }
 
 /// A group of write runs whose writes are staged, with the replies to send once they land.
