@@ -100,7 +100,8 @@ for pipeline in $pipelines; do
     for kind in "${kinds[@]}"; do run "$kind" "$pipeline" "$round"; done
   done
 done
-# RocksDB alone: one write per command without pipelining, as the server makes; with it,
+# RocksDB alone: one write per command without pipelining (the server, with --group-writes
+# on, now lands a turn's writes of many connections together, so it can beat this); with it,
 # up to 256 commands per write, as the server's writer thread groups them.
 floor_batch() { if [ "$1" = 1 ]; then echo 1; else echo 256; fi; }
 for pipeline in $pipelines; do
