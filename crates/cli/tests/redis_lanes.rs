@@ -300,3 +300,56 @@ fn with_the_writer_thread_for_all_a_turn_back_is_counted_and_writes_read_back() 
         Frame::Bulk(b"72".to_vec())
     );
 }
+
+/// Sends `n` INCRs of `key` one at a time, checking each reply counts on from `from`.
+fn incr_one_at_a_time(client: &mut RespClient, key: &str, from: i64, n: i64) {
+    for i in 0..n {
+        assert_eq!(
+            client.call(&["INCR", key]).expect("request"),
+            Frame::Integer(from + i)
+        );
+    }
+}
+
+#[test]
+fn one_request_writes_land_through_the_tick_writer_only_on_one_thread() {
+    let (_dir, server) = serve(&["--threads", "1"]);
+    let mut client = connect(&server);
+    incr_one_at_a_time(&mut client, "n", 1, 10);
+    // One client waits for each reply, so each of its writes is a group of its own.
+    assert!(stat(&mut client, "write_groups") >= 10);
+    assert!(stat(&mut client, "write_group_runs") >= 10);
+
+    // With two threads each write would cross between them: they run in place.
+    let (_dir, server) = serve(&["--threads", "2"]);
+    let mut client = connect(&server);
+    incr_one_at_a_time(&mut client, "n", 1, 10);
+    assert_eq!(stat(&mut client, "write_groups"), 0);
+}
+
+#[test]
+fn a_connection_that_stops_pipelining_groups_its_writes_again_unless_it_moved() {
+    let (_dir, server) = serve(&["--threads", "1", "--pipelined-threads", "1"]);
+    let mut moving = connect(&server);
+    pipeline(&mut moving, "m");
+    let mut staying = connect(&server);
+    pipeline(&mut staying, "s");
+    let mut admin = connect(&server);
+    assert_eq!(stat(&mut admin, "pipelining_connections"), 2);
+    assert_eq!(stat(&mut admin, "moved_connections"), 1);
+
+    // The one that moved writes in place on the pipelined runtime once it stops.
+    let before = stat(&mut admin, "write_groups");
+    incr_one_at_a_time(&mut moving, "m:count", 41, 32);
+    assert_eq!(stat(&mut admin, "pipelining_stopped"), 1);
+    assert_eq!(stat(&mut admin, "write_groups"), before);
+
+    // The one that stayed goes back to the main runtime's tick writer.
+    incr_one_at_a_time(&mut staying, "s:count", 41, 32);
+    assert_eq!(stat(&mut admin, "pipelining_stopped"), 2);
+    assert!(stat(&mut admin, "write_groups") > before);
+    assert_eq!(
+        admin.call(&["GET", "s:39:14"]).expect("request"),
+        Frame::Bulk(b"v".to_vec())
+    );
+}
