@@ -166,9 +166,11 @@ impl Writer {
     }
 }
 
-/// The writers a new connection may queue its write runs with.
+/// The writers a connection may queue its write runs with.
 struct Writers {
+    /// The writer thread's queue, taken once the connection is judged pipelining.
     thread: Option<Writer>,
+    /// The main runtime's tick writer, taken when it stops pipelining (unless it moved).
     tick: Option<Writer>,
 }
 
@@ -490,10 +492,8 @@ struct Conn {
     shutdown: watch::Receiver<bool>,
     /// Where this connection's write runs go, when they do not run in place.
     write_queue: Option<Writer>,
-    /// The writer thread's queue, taken once the connection is judged pipelining.
-    spare_writer: Option<Writer>,
-    /// The main runtime's tick writer, taken when it stops pipelining (unless it moved).
-    tick_writer: Option<Writer>,
+    /// The writers it may switch `write_queue` to.
+    writers: Writers,
     watch: PipelineWatch,
     /// Whether it moved to the pipelined runtime (a connection moves at most once).
     moved: bool,
@@ -533,8 +533,7 @@ async fn connection<E: Engine>(
             true => writers.thread.clone(),
             false => writers.tick.clone(),
         },
-        spare_writer: writers.thread,
-        tick_writer: writers.tick,
+        writers,
         watch: PipelineWatch::default(),
         moved: false,
     };
@@ -563,8 +562,7 @@ async fn serve_conn<E: Engine>(
         output,
         shutdown,
         write_queue,
-        spare_writer,
-        tick_writer,
+        writers,
         watch,
         moved,
     } = &mut conn;
@@ -614,10 +612,11 @@ async fn serve_conn<E: Engine>(
                 };
                 let moves = match turn {
                     Some(Turn::Started) => {
-                        judged_pipelining(core, lanes, session, write_queue, spare_writer, *moved)
+                        let thread = writers.thread.as_ref();
+                        judged_pipelining(core, lanes, session, write_queue, thread, *moved)
                     }
                     Some(Turn::Stopped) => {
-                        let tick = tick_writer.as_ref().filter(|_| !*moved);
+                        let tick = writers.tick.as_ref().filter(|_| !*moved);
                         stopped_pipelining(core, write_queue, tick);
                         false
                     }
@@ -660,14 +659,14 @@ fn judged_pipelining<E: Engine>(
     lanes: &Lanes,
     session: &Session,
     write_queue: &mut Option<Writer>,
-    spare_writer: &Option<Writer>,
+    thread: Option<&Writer>,
     moved: bool,
 ) -> bool {
     core.metrics
         .pipelining_connections
         .fetch_add(1, Ordering::Relaxed);
-    if spare_writer.is_some() && !matches!(write_queue, Some(Writer::Thread(_))) {
-        write_queue.clone_from(spare_writer);
+    if let Some(thread) = thread {
+        *write_queue = Some(thread.clone());
     }
     let moves = !moved && session.blocked.is_none() && lanes.should_move();
     if moves {
