@@ -322,14 +322,20 @@ pub fn run(args: &Args) -> Result<()> {
     deleted_scan(args, &root, clock)
 }
 
-/// A database in `dir` of `args.scan_docs` documents, flushed, whose scan was timed (the
-/// faster of two, so that the later scans' warmer caches favour neither side), then 90% of
-/// them deleted and flushed: the database, the scan and how many were deleted.
-fn ninety_deleted(
-    args: &Args,
-    dir: &Path,
-    clock: &Arc<HybridClock>,
-) -> Result<(DocDb<RocksEngine>, TimedScan, u64)> {
+/// A database of `args.scan_docs` documents, flushed, with 90% of them deleted and flushed
+/// again (not compacted), and what was timed on it before the deletes.
+struct NinetyDeleted {
+    db: DocDb<RocksEngine>,
+    /// The full scan (the faster of two, so that the later scans' warmer caches favour
+    /// neither side).
+    full: TimedScan,
+    /// RocksDB alone reading every pair in order (the faster of two).
+    raw_full: Duration,
+    deleted: u64,
+}
+
+/// Builds a [`NinetyDeleted`] database in `dir`.
+fn ninety_deleted(args: &Args, dir: &Path, clock: &Arc<HybridClock>) -> Result<NinetyDeleted> {
     let db = open_docdb(dir, clock.clone(), true)?;
     for i in 0..args.scan_docs {
         docdb_insert(&db, &doc_input(i, 0), clock.now())?;
@@ -338,8 +344,9 @@ fn ninety_deleted(
     db.engine().wait_for_background_work()?;
     let (first, second) = (timed_scan(&db)?, timed_scan(&db)?);
     let full = if first.1 <= second.1 { first } else { second };
+    let raw_full = raw_read_all(db.engine())?.min(raw_read_all(db.engine())?);
     let mut deleted = 0;
-    for i in (0..args.scan_docs).filter(|i| i % 10 != 0) {
+    for i in (0..args.scan_docs).filter(|&i| deleted_in_scan(i)) {
         let mut batch = db.batch(clock.now());
         batch.delete(&SubDocKey::new(doc_key(i), vec![]))?;
         batch.commit()?;
@@ -347,12 +354,22 @@ fn ninety_deleted(
     }
     db.flush()?;
     db.engine().wait_for_background_work()?;
-    Ok((db, full, deleted))
+    Ok(NinetyDeleted {
+        db,
+        full,
+        raw_full,
+        deleted,
+    })
 }
 
 /// Scans over a range where 90% of the documents are deleted (before compaction).
 fn deleted_scan(args: &Args, root: &Path, clock: Arc<HybridClock>) -> Result<()> {
-    let (scan_db, full, deleted) = ninety_deleted(args, &root.join("scan"), &clock)?;
+    let NinetyDeleted {
+        db: scan_db,
+        full,
+        deleted,
+        ..
+    } = ninety_deleted(args, &root.join("scan"), &clock)?;
     eprintln!("deleted {deleted} documents; scanning");
     let sparse = timed_scan(&scan_db)?;
     anyhow::ensure!(
@@ -394,9 +411,12 @@ fn deleted_scan(args: &Args, root: &Path, clock: Arc<HybridClock>) -> Result<()>
 }
 
 /// The same 90%-deleted scan on a second database, after the background sweep of its
-/// deleted documents ran (`DocDb::sweep_deleted`, which `docdb serve` runs every second).
+/// deleted documents ran (`DocDb::sweep_deleted`, which `docdb serve` runs every second),
+/// and the bound RocksDB itself puts on that scan ([`seek_floor`]).
 fn swept_scan(args: &Args, root: &Path, clock: &Arc<HybridClock>) -> Result<()> {
-    let (db, full, _) = ninety_deleted(args, &root.join("swept"), clock)?;
+    let NinetyDeleted {
+        db, full, raw_full, ..
+    } = ninety_deleted(args, &root.join("swept"), clock)?;
     let t = Instant::now();
     let swept = db.sweep_deleted(None)?;
     let sweep_ms = secs(t.elapsed()) * 1e3;
@@ -410,7 +430,7 @@ fn swept_scan(args: &Args, root: &Path, clock: &Arc<HybridClock>) -> Result<()> 
         swept.learned,
         per_scan / per_full
     );
-    Ok(())
+    seek_floor(args, &db, raw_full, per_full)
 }
 
 /// YugabyteDB issue #15098's case: the first 90% of the documents deleted in one run (a
@@ -542,6 +562,71 @@ fn limit_one_scans(
         times,
         writes,
     })
+}
+
+/// Whether the deleted-scan measurement deletes document `i`: nine in ten, spread over the
+/// key order by the DocKey's hash.
+fn deleted_in_scan(i: u64) -> bool {
+    i % 10 != 0
+}
+
+/// The bound, from RocksDB alone, on a scan that seeks once per returned document (one
+/// per run of deleted documents, each live one being followed by such a run): RocksDB
+/// seeking to each live document and reading its pairs, against reading every document in
+/// order (`raw_full`). What the seek adds to a document, over `per_full` (DocDB's full scan
+/// per document), is the least such a scan's ratio exceeds 1 by.
+fn seek_floor(
+    args: &Args,
+    db: &DocDb<RocksEngine>,
+    raw_full: Duration,
+    per_full: f64,
+) -> Result<()> {
+    let mut live: Vec<Vec<u8>> = (0..args.scan_docs)
+        .filter(|&i| !deleted_in_scan(i))
+        .map(|i| doc_key(i).encode())
+        .collect();
+    live.sort_unstable();
+    let mut iter = db.engine().iterator(IterOptions::new())?;
+    let mut best = Duration::MAX;
+    for _ in 0..2 {
+        let mut pairs = 0;
+        let t = Instant::now();
+        for doc in &live {
+            iter.seek(doc);
+            // DocKeys are prefix-free: the pairs starting with one are its document's.
+            while iter.valid()? && iter.key().starts_with(doc) {
+                std::hint::black_box(iter.value().to_vec());
+                pairs += 1;
+                iter.next();
+            }
+        }
+        best = best.min(t.elapsed());
+        anyhow::ensure!(
+            pairs == live.len() * SUBKEYS as usize,
+            "the seeks found {pairs} pairs"
+        );
+    }
+    let per_in_order = secs(raw_full) / args.scan_docs as f64 * 1e6;
+    let per_sought = secs(best) / live.len() as f64 * 1e6;
+    let floor = 1.0 + (per_sought - per_in_order) / per_full;
+    println!(
+        "| raw RocksDB alone on the same database (no DocDB work), µs per document: reading every document in order before the deletes, then seeking to each of the {} left and reading it | {per_in_order:.2} → {per_sought:.2} | — | the seek adds {:.2} µs a document: a scan seeking once per returned document is at least **{floor:.2}×** the full scan (target ≤ 2) |",
+        live.len(),
+        per_sought - per_in_order,
+    );
+    Ok(())
+}
+
+/// Reads every pair of `engine` in order, copying each value, as a scan reads documents.
+fn raw_read_all(engine: &RocksEngine) -> Result<Duration> {
+    let mut iter = engine.iterator(IterOptions::new())?;
+    let t = Instant::now();
+    iter.seek_to_first();
+    while iter.valid()? {
+        std::hint::black_box(iter.value().to_vec());
+        iter.next();
+    }
+    Ok(t.elapsed())
 }
 
 /// Steps an iterator over every key of `engine`; returns the number of keys.
