@@ -567,7 +567,7 @@ fn limit_one_scans(
 /// Whether the deleted-scan measurement deletes document `i`: nine in ten, spread over the
 /// key order by the DocKey's hash.
 fn deleted_in_scan(i: u64) -> bool {
-    i % 10 != 0
+    !i.is_multiple_of(10)
 }
 
 /// The bound, from RocksDB alone, on a scan that seeks once per returned document (one
