@@ -37,47 +37,28 @@ source "$root/scripts/redis-bench-common.sh"
 setup_redis_bench bench-cpu
 ticks="$(getconf CLK_TCK)"
 
-# Starts a fresh server of kind $1 (redis or docdb); sets $port and $server_pid.
-start_server() {
-  local dir log
-  dir="$(mktemp -d "$work/$1.XXXXXX")"
-  log="$dir.log"
-  port="$(free_port)"
-  if [ "$1" = redis ]; then
-    redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" --save "" --appendonly yes \
-      --appendfsync everysec --daemonize no >"$log" 2>&1 &
-  else
-    # shellcheck disable=SC2086 # the extra flags split into words
-    "$docdb" serve --data-dir "$dir" --listen "127.0.0.1:$port" --metrics-listen off \
-      --fsync everysec $docdb_args >"$log" 2>&1 &
-  fi
-  server_pid=$!
-  wait_ready "$port" "$log"
-}
-
 # The server's user and system clock ticks so far.
 server_ticks() { awk '{ print $14, $15 }' "/proc/$server_pid/stat"; }
 
-# Runs command $2 against a fresh server of kind $1; prints `rps server_user_us
-# server_system_us client_us`, each per request.
+# Runs command $2 against a fresh server of kind $1 (redis-aof or docdb), in this shell so
+# that the exit trap stops the server if the run is interrupted; sets $rps and $user,
+# $system and $client, each µs per request.
 measure() {
-  local before after rps client
+  local before after
   start_server "$1"
   before="$(server_ticks)"
   # bash's `time` gives redis-benchmark's own user and system seconds.
   { TIMEFORMAT='%U %S'; time redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -n "$n" \
     -r 1000000 -P "$pipeline" -t "$2" --csv >"$work/out.csv" 2>/dev/null; } 2>"$work/time"
   after="$(server_ticks)"
-  kill -TERM "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=""
+  stop_server
   rps="$(awk -F'","' 'NR == 2 { gsub(/"/, "", $2); print $2 }' "$work/out.csv")"
-  client="$(cat "$work/time")"
-  awk -v b="$before" -v a="$after" -v c="$client" -v n="$n" -v t="$ticks" -v r="$rps" 'BEGIN {
-    split(b, x, " "); split(a, y, " "); split(c, z, " ")
-    printf "%.0f %.2f %.2f %.2f\n", r, (y[1] - x[1]) / t * 1e6 / n, (y[2] - x[2]) / t * 1e6 / n,
-      (z[1] + z[2]) * 1e6 / n
-  }'
+  read -r rps user system client <<<"$(awk -v b="$before" -v a="$after" -v c="$(cat "$work/time")" \
+    -v n="$n" -v t="$ticks" -v r="$rps" 'BEGIN {
+      split(b, x, " "); split(a, y, " "); split(c, z, " ")
+      printf "%.0f %.2f %.2f %.2f\n", r, (y[1] - x[1]) / t * 1e6 / n,
+        (y[2] - x[2]) / t * 1e6 / n, (z[1] + z[2]) * 1e6 / n
+    }')"
 }
 
 echo "# CPU per request, redis-benchmark -c 50 -n $n -r 1000000 -P $pipeline; $(nproc) CPUs"
@@ -88,8 +69,10 @@ echo "| command | Redis rps | Redis user | Redis system | client | docdb rps | d
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for test in ${tests//,/ }; do
   echo "==> $test" >&2
-  read -r r_rps r_user r_sys r_client <<<"$(measure redis "$test")"
-  read -r d_rps d_user d_sys d_client <<<"$(measure docdb "$test")"
-  ratio="$(awk -v a="$d_rps" -v b="$r_rps" 'BEGIN { printf "%.2f", a / b }')"
-  echo "| $test | $r_rps | $r_user | $r_sys | $r_client | $d_rps | $d_user | $d_sys | $d_client | $ratio |"
+  measure redis-aof "$test"
+  redis_row="$rps | $user | $system | $client"
+  redis_rps="$rps"
+  measure docdb "$test"
+  ratio="$(awk -v a="$rps" -v b="$redis_rps" 'BEGIN { printf "%.2f", a / b }')"
+  echo "| $test | $redis_row | $rps | $user | $system | $client | $ratio |"
 done

@@ -26,13 +26,14 @@ done
 source "$root/scripts/redis-bench-common.sh"
 setup_redis_bench bench-flushdb
 port="$(free_port)"
-start_server() {
+# Starts docdb over $work/data, kept across restarts (unlike the common start_server).
+start_docdb() {
   "$docdb" serve --data-dir "$work/data" --listen "127.0.0.1:$port" --metrics-listen off \
     >>"$work/server.log" 2>&1 &
   server_pid=$!
   wait_ready "$port" "$work/server.log"
 }
-start_server
+start_docdb
 
 redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -n "$n" -r 100000000 -P 16 -t set -q >/dev/null
 echo "keys loaded: $(redis-cli -h 127.0.0.1 -p "$port" dbsize)"
@@ -62,10 +63,10 @@ timed set a 1
 for _ in 1 2; do timed dbsize; done
 
 kill -TERM "$server_pid"; wait "$server_pid" || true
-start_server
+start_docdb
 echo "after a graceful restart:"
 timed dbsize
 kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null || true
-start_server
+start_docdb
 echo "after a SIGKILL and restart:"
 timed dbsize

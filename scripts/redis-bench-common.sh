@@ -58,3 +58,34 @@ wait_ready() {
   echo "error: no PONG from port $1 within 30 s" >&2
   return 1
 }
+
+# Starts server $1 (redis-aof, redis-plain or docdb, the last with the flags in $docdb_args)
+# over a fresh directory in $work; sets $port and $server_pid.
+start_server() {
+  local kind="$1" dir log
+  dir="$(mktemp -d "$work/$kind.XXXXXX")"
+  log="$dir.log"
+  port="$(free_port)"
+  case "$kind" in
+    redis-aof | redis-plain)
+      local aof=no
+      [ "$kind" = redis-aof ] && aof=yes
+      redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" --save "" \
+        --appendonly "$aof" --appendfsync everysec --daemonize no >"$log" 2>&1 &
+      ;;
+    docdb)
+      # shellcheck disable=SC2086 # the extra flags split into words
+      "$docdb" serve --data-dir "$dir" --listen "127.0.0.1:$port" --metrics-listen off \
+        --fsync everysec $docdb_args >"$log" 2>&1 &
+      ;;
+  esac
+  server_pid=$!
+  wait_ready "$port" "$log"
+}
+
+# Graceful stop (SIGTERM), then waits for the exit.
+stop_server() {
+  kill -TERM "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
